@@ -1,0 +1,3 @@
+from ctxlint.cli import main
+
+main()

@@ -1,0 +1,126 @@
+"""Reading chat-completions messages the many ways real traffic spells them."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+import orjson
+
+# Reasoning travels under three names: reasoning_content (Zhipu, DeepSeek, Kimi, Qwen),
+# reasoning (OpenRouter, Groq, Cerebras, vLLM-style hosts) and reasoning_details
+# (OpenRouter's structured form, which preserves the reasoning when passed back).
+REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
+
+_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
+_WHITESPACE = re.compile(r"\s+")
+
+
+def text_of(content: Any) -> str:
+    """The text of a message's content: a string, or the text parts of a part list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if isinstance(part, dict):
+                text = part.get("text")
+                if isinstance(text, str):
+                    texts.append(text)
+            elif isinstance(part, str):
+                texts.append(part)
+        return "\n".join(texts)
+    return ""
+
+
+def role_of(message: Any) -> str | None:
+    if isinstance(message, dict):
+        role = message.get("role")
+        if isinstance(role, str):
+            return role
+    return None
+
+
+def tool_calls_of(message: dict[str, Any]) -> list[dict[str, Any]]:
+    calls = message.get("tool_calls")
+    if isinstance(calls, list):
+        return [call for call in calls if isinstance(call, dict)]
+    return []
+
+
+def tool_call_ids(message: dict[str, Any]) -> list[str]:
+    return [call["id"] for call in tool_calls_of(message) if isinstance(call.get("id"), str)]
+
+
+def call_function(call: dict[str, Any]) -> tuple[str | None, Any]:
+    """(name, arguments) of one tool call; either may be None."""
+    function = call.get("function")
+    if not isinstance(function, dict):
+        return None, None
+    name = function.get("name")
+    return (name if isinstance(name, str) else None), function.get("arguments")
+
+
+def reasoning_of(message: dict[str, Any]) -> tuple[str | None, Any]:
+    """(field, value) of the first reasoning field the message carries, or (None, None).
+
+    A present key counts even when empty: providers check that the field is passed back,
+    and an empty string is what a turn that did not think carries.
+    """
+    for name in REASONING_FIELDS:
+        if name in message and message[name] is not None:
+            return name, message[name]
+    return None, None
+
+
+def reasoning_text(value: Any) -> str:
+    """Comparable text of a reasoning value (reasoning_details is a list of parts)."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def short_hash(*parts: Any) -> str:
+    digest = hashlib.blake2b(digest_size=8)
+    for part in parts:
+        digest.update(part.encode("utf-8", "surrogatepass") if isinstance(part, str) else orjson.dumps(part, option=orjson.OPT_SORT_KEYS))
+        digest.update(b"\x00")
+    return digest.hexdigest()
+
+
+def comparable_text(text: str) -> str:
+    """Text with inline <think> blocks and whitespace differences removed, for identity."""
+    return _WHITESPACE.sub(" ", _THINK_BLOCK.sub("", text)).strip()
+
+
+def message_identity(message: dict[str, Any]) -> tuple:
+    """What identifies a turn across requests, ignoring what apps legitimately reshape.
+
+    Assistant turns are known by their tool_call ids (or their visible text), never by
+    reasoning, so that a dropped or edited reasoning_content is reported, not mistaken for
+    another conversation.
+    """
+    role = role_of(message) or "?"
+    if role == "assistant":
+        ids = tool_call_ids(message)
+        if ids:
+            return ("assistant", "calls", tuple(ids))
+        return ("assistant", short_hash(comparable_text(text_of(message.get("content")))))
+    if role == "tool":
+        return ("tool", str(message.get("tool_call_id")), short_hash(text_of(message.get("content"))))
+    return (role, short_hash(text_of(message.get("content")) or message.get("content")))
+
+
+class Quoted(str):
+    """Text quoted from a log. Renderers escape it, and --redact replaces it by a hash."""
+
+    __slots__ = ()
+
+
+def excerpt(text: str, limit: int = 80) -> Quoted:
+    """A short single-line excerpt of log text, for evidence."""
+    flat = _WHITESPACE.sub(" ", text).strip()
+    return Quoted(flat if len(flat) <= limit else flat[: limit - 1] + "…")

@@ -1,0 +1,155 @@
+"""vcr cassettes (vcrpy, pytest-recording, pydantic-ai's serializer, go-vcr v2) as records."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import zlib
+from typing import Any, Iterator
+from urllib.parse import urlparse
+
+import orjson
+import yaml
+
+from ctxlint.ingest.jsonl import ReadError
+from ctxlint.ingest.record import InputProblem, Record, Skipped
+from ctxlint.ingest.responses import parse_response
+from ctxlint.ingest.schema import request_problems
+from ctxlint.ingest.shapes import closest_shape_hint
+from ctxlint.ingest.sources import Source
+
+# Endpoints that are not chat-completions, and the reason a skip names.
+OTHER_ENDPOINTS = (
+    ("/v1/messages", "Anthropic Messages API"),
+    ("/messages", "Anthropic Messages API"),
+    ("/responses", "OpenAI Responses API"),
+    (":generatecontent", "Gemini generateContent"),
+    (":streamgeneratecontent", "Gemini generateContent"),
+    ("/embeddings", "embeddings"),
+    ("/completions", "legacy completions"),
+)
+
+
+def _load_nodes(path: str) -> tuple[Any, list[int]]:
+    """The cassette as data (safe loader only) and the 1-based line of each interaction."""
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read()
+    except OSError as error:
+        raise ReadError(f"{path}: cannot open: {error.strerror or error}") from error
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, []
+        lines: list[int] = []
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if getattr(key, "value", None) == "interactions" and isinstance(value, yaml.SequenceNode):
+                    lines = [item.start_mark.line + 1 for item in value.value]
+        return loader.construct_document(node), lines
+    finally:
+        loader.dispose()
+
+
+def _decode_body(body: Any, headers: Any = None) -> Any:
+    """A body as JSON data or text: vcrpy `{string: ...}`, raw strings, base64/gzip bytes."""
+    if isinstance(body, dict) and "string" in body:
+        body = body["string"]
+    if isinstance(body, bytes):
+        if body[:2] == b"\x1f\x8b":
+            try:
+                body = gzip.decompress(body)
+            except (OSError, EOFError, zlib.error):
+                return None
+        elif _header(headers, "content-encoding") == "deflate":
+            try:
+                body = zlib.decompress(body)
+            except zlib.error:
+                return None
+        body = body.decode("utf-8", "replace")
+    if isinstance(body, str):
+        stripped = body.strip()
+        if stripped.startswith(("{", "[")):
+            try:
+                return orjson.loads(stripped)
+            except orjson.JSONDecodeError:
+                return body
+    return body
+
+
+def _header(headers: Any, name: str) -> str | None:
+    if not isinstance(headers, dict):
+        return None
+    for key, value in headers.items():
+        if isinstance(key, str) and key.lower() == name:
+            value = value[0] if isinstance(value, list) and value else value
+            return value.lower() if isinstance(value, str) else None
+    return None
+
+
+def _status(response: dict[str, Any]) -> int | None:
+    status = response.get("status")
+    if isinstance(status, dict) and isinstance(status.get("code"), int):
+        return status["code"]
+    if isinstance(response.get("code"), int):
+        return response["code"]
+    return None
+
+
+def _endpoint_kind(url: str, body: Any) -> str | None:
+    """None for chat-completions; else the name of the API the interaction used."""
+    path = urlparse(url).path.lower() if url else ""
+    if path.endswith("/chat/completions"):
+        return None
+    for suffix, name in OTHER_ENDPOINTS:
+        if path.endswith(suffix):
+            return name
+    if isinstance(body, dict) and isinstance(body.get("messages"), list) and not path:
+        return None
+    return f"endpoint {path or '(none)'}"
+
+
+def read_cassette(source: Source, session_key: str | None = None) -> Iterator[Record | InputProblem | Skipped]:
+    path = source.path
+    try:
+        data, lines = _load_nodes(path)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        yield InputProblem(path, (mark.line + 1) if mark else 1, f"not a readable YAML cassette: {getattr(error, 'problem', None) or error}")
+        return
+    interactions = data.get("interactions") if isinstance(data, dict) else None
+    if not isinstance(interactions, list):
+        what = f"a YAML {type(data).__name__}" if not isinstance(data, dict) else f"a YAML mapping with keys {', '.join(map(str, list(data)[:5]))}"
+        yield InputProblem(path, 1, f"not a vcr cassette (no `interactions` list): it looks like {what}")
+        return
+    for index, interaction in enumerate(interactions):
+        line = lines[index] if index < len(lines) else 1
+        if not isinstance(interaction, dict) or not isinstance(interaction.get("request"), dict):
+            yield InputProblem(path, line, f"cassette interaction {index} has no request mapping")
+            continue
+        request = interaction["request"]
+        response = interaction.get("response") if isinstance(interaction.get("response"), dict) else {}
+        body = request.get("parsed_body") if "parsed_body" in request else _decode_body(request.get("body"), request.get("headers"))
+        url = request.get("uri") or request.get("url") or ""
+        kind = _endpoint_kind(url if isinstance(url, str) else "", body)
+        if kind is not None:
+            yield Skipped(path, line, f"not chat-completions: {kind}")
+            continue
+        if not isinstance(body, dict):
+            yield InputProblem(path, line, f"chat-completions interaction {index} has a request body that is not a JSON object")
+            continue
+        if "messages" not in body:
+            yield InputProblem(path, line, f"chat-completions interaction {index}: {closest_shape_hint(body)}")
+            continue
+        problems = request_problems(body)
+        if problems:
+            pointer, what = problems[0]
+            yield InputProblem(path, line, f"request breaks the chat-completions schema at {pointer or '/'}: {what[:160]}", pointer)
+            continue
+        response_body = response.get("parsed_body") if "parsed_body" in response else _decode_body(response.get("body"), response.get("headers"))
+        yield Record(
+            file=path, line=line, shape="cassette", request=body,
+            response=parse_response(response_body, _status(response)) if response else None,
+            scope=path,
+        )

@@ -1,0 +1,62 @@
+"""The one normalized shape every reader produces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(slots=True)
+class Response:
+    """What the provider answered to one request, when the log holds it."""
+
+    message: dict[str, Any] | None = None  # the assistant message of choice 0
+    finish_reason: str | None = None
+    usage: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None  # {"message", "type", "code"} of an API error
+    status: int | None = None
+    model: str | None = None
+
+
+@dataclass(slots=True)
+class Record:
+    """One chat-completions request as the app sent it."""
+
+    file: str
+    line: int
+    shape: str  # envelope, bare, batch, cassette, snapshot
+    request: dict[str, Any]
+    response: Response | None = None
+    session_key: str | None = None
+    timestamp: float | None = None
+    custom_id: str | None = None
+    scope: str = ""  # the unit sessions are inferred within: a file, or a snapshot run folder
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def model(self) -> str | None:
+        model = self.request.get("model")
+        return model if isinstance(model, str) else None
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return self.request["messages"]
+
+
+@dataclass(slots=True, frozen=True)
+class InputProblem:
+    """A line or file that could not be read as a request; reported as CTX900."""
+
+    file: str
+    line: int
+    message: str
+    pointer: str | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class Skipped:
+    """An interaction that is readable but not chat-completions traffic; counted by reason."""
+
+    file: str
+    line: int
+    reason: str

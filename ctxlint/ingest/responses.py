@@ -1,0 +1,140 @@
+"""Response bodies, plain or streamed, to one Response."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import orjson
+
+from ctxlint.chat import REASONING_FIELDS
+from ctxlint.ingest.record import Response
+
+
+def parse_response(body: Any, status: int | None = None) -> Response | None:
+    """A Response from a chat.completion body, an error body, a chunk list or SSE text."""
+    if body is None:
+        return Response(status=status) if status is not None else None
+    if isinstance(body, (bytes, str)):
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+        stripped = text.lstrip()
+        if stripped.startswith("{"):
+            try:
+                return parse_response(orjson.loads(stripped), status)
+            except orjson.JSONDecodeError:
+                pass
+        chunks = list(sse_chunks(text))
+        if chunks:
+            return assemble_chunks(chunks, status)
+        return Response(status=status)
+    if isinstance(body, list):
+        return assemble_chunks([c for c in body if isinstance(c, dict)], status)
+    if not isinstance(body, dict):
+        return Response(status=status)
+    if isinstance(body.get("error"), (dict, str)) or (status is not None and status >= 400):
+        return Response(error=_error_of(body), status=status, model=_str(body.get("model")))
+    if body.get("object") == "chat.completion.chunk":
+        return assemble_chunks([body], status)
+    choices = body.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    message = choice.get("message")
+    return Response(
+        message=message if isinstance(message, dict) else None,
+        finish_reason=_str(choice.get("finish_reason")),
+        usage=body.get("usage") if isinstance(body.get("usage"), dict) else None,
+        status=status,
+        model=_str(body.get("model")),
+    )
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _error_of(body: dict[str, Any]) -> dict[str, Any]:
+    error = body.get("error")
+    if isinstance(error, str):
+        return {"message": error}
+    if isinstance(error, dict):
+        return {key: error.get(key) for key in ("message", "type", "code", "param") if key in error}
+    message = body.get("message") or body.get("detail")
+    return {"message": message if isinstance(message, str) else orjson.dumps(body)[:500].decode("utf-8", "replace")}
+
+
+def sse_chunks(text: str) -> Iterable[dict[str, Any]]:
+    """Chunk objects of raw SSE text (`data: {...}` lines) or of one chunk object per line."""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("data:"):
+            line = line[5:].strip()
+        if not line.startswith("{"):
+            continue  # `event:` lines, `[DONE]`, keep-alive comments
+        try:
+            chunk = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(chunk, dict):
+            yield chunk
+
+
+def assemble_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> Response:
+    """One assistant message from streamed deltas: text and reasoning concatenated,
+    tool calls merged per index (id and name from the first fragment, arguments joined)."""
+    parts: dict[str, list[str]] = {"content": [], **{name: [] for name in REASONING_FIELDS[:2]}}
+    details: list[Any] = []
+    calls: dict[int, dict[str, Any]] = {}
+    finish_reason = usage = model = error = None
+    for chunk in chunks:
+        if isinstance(chunk.get("error"), (dict, str)):
+            error = _error_of(chunk)
+        model = _str(chunk.get("model")) or model
+        if isinstance(chunk.get("usage"), dict):
+            usage = chunk["usage"]
+        choices = chunk.get("choices")
+        if not isinstance(choices, list):
+            continue
+        for choice in choices:
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            finish_reason = _str(choice.get("finish_reason")) or finish_reason
+            delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else choice.get("message")
+            if not isinstance(delta, dict):
+                continue
+            for name in parts:
+                if isinstance(delta.get(name), str):
+                    parts[name].append(delta[name])
+            if isinstance(delta.get("reasoning_details"), list):
+                details.extend(delta["reasoning_details"])
+            for position, fragment in enumerate(delta.get("tool_calls") or []):
+                if isinstance(fragment, dict):
+                    _merge_call(calls, fragment, position)
+    if error is not None:
+        return Response(error=error, status=status, model=model)
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(parts["content"]) or None}
+    for name in REASONING_FIELDS[:2]:
+        if parts[name]:
+            message[name] = "".join(parts[name])
+    if details:
+        message["reasoning_details"] = details
+    if calls:
+        message["tool_calls"] = [calls[index] for index in sorted(calls)]
+    return Response(message=message, finish_reason=finish_reason, usage=usage, status=status, model=model)
+
+
+def _merge_call(calls: dict[int, dict[str, Any]], fragment: dict[str, Any], position: int) -> None:
+    index = fragment.get("index")
+    index = index if isinstance(index, int) else position
+    function = fragment.get("function") if isinstance(fragment.get("function"), dict) else {}
+    call = calls.get(index)
+    if call is None:
+        calls[index] = {
+            "id": fragment.get("id"),
+            "type": fragment.get("type") or "function",
+            "function": {"name": function.get("name"), "arguments": function.get("arguments") or ""},
+        }
+        return
+    if not call["id"] and fragment.get("id"):
+        call["id"] = fragment["id"]
+    if not call["function"]["name"] and function.get("name"):
+        call["function"]["name"] = function["name"]
+    if isinstance(function.get("arguments"), str):
+        call["function"]["arguments"] += function["arguments"]

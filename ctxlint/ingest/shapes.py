@@ -1,0 +1,110 @@
+"""Detect the record shape of one parsed JSON object and normalize it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ctxlint.ingest.record import InputProblem, Record, Response
+from ctxlint.ingest.responses import parse_response
+from ctxlint.ingest.schema import request_problems
+
+SESSION_KEYS = ("session_id", "conversation_id", "thread_id", "trace_id", "metadata.session_id")
+TIMESTAMP_KEYS = ("ts", "timestamp", "created_at", "time")
+
+
+@dataclass(slots=True, frozen=True)
+class BatchOutput:
+    """An OpenAI Batch output line, joined to its input line on custom_id."""
+
+    file: str
+    line: int
+    custom_id: str
+    response: Response
+
+
+def dotted(obj: Any, path: str) -> Any:
+    for part in path.split("."):
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(part)
+    return obj
+
+
+def _session_key(obj: dict[str, Any], key_path: str | None) -> str | None:
+    for path in (key_path,) if key_path else SESSION_KEYS:
+        value = dotted(obj, path)
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and value != "":
+            return str(value)
+    return None
+
+
+def _timestamp(obj: dict[str, Any]) -> float | None:
+    for key in TIMESTAMP_KEYS:
+        value = obj.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+            except ValueError:
+                continue
+    return None
+
+
+def closest_shape_hint(obj: dict[str, Any]) -> str:
+    """Name the known shape an unknown record most resembles."""
+    keys = set(obj)
+    if "anthropic_version" in keys or ("messages" in keys and "system" in keys and "max_tokens" in keys):
+        return "it looks like an Anthropic Messages body, which ctxlint does not lint yet"
+    if "input" in keys and "model" in keys:
+        return "it looks like an OpenAI Responses API body, which ctxlint does not lint yet"
+    if "contents" in keys:
+        return "it looks like a Gemini generateContent body, which ctxlint does not lint yet"
+    if obj.get("object") == "chat.completion" or "choices" in keys:
+        return "it looks like a chat.completion response without its request; log the request too, as an envelope {\"request\": ..., \"response\": ...}"
+    if "prompt" in keys:
+        return "it looks like a legacy completions body (prompt, no messages)"
+    return "expected an envelope {\"request\": {...}}, a bare request {\"messages\": [...]}, or an OpenAI Batch line {\"custom_id\", \"body\"}"
+
+
+def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, **fields: Any) -> Record | InputProblem:
+    if not isinstance(body, dict):
+        return InputProblem(file, line, f"request body is {type(body).__name__}, not an object", pointer_base or "/")
+    problems = request_problems(body)
+    if problems:
+        pointer, what = problems[0]
+        more = f" (and {len(problems) - 1} more schema problems)" if len(problems) > 1 else ""
+        return InputProblem(file, line, f"request breaks the chat-completions schema at {pointer_base + pointer or '/'}: {_clip(what)}{more}", pointer_base + pointer)
+    return Record(file=file, line=line, shape=shape, request=body, **fields)
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def normalize(obj: Any, file: str, line: int, session_key_path: str | None = None) -> Record | InputProblem | BatchOutput:
+    if not isinstance(obj, dict):
+        return InputProblem(file, line, f"record is a JSON {type(obj).__name__}, not an object")
+    if isinstance(obj.get("request"), dict) or ("request" in obj and "messages" not in obj):
+        status = obj.get("status") if isinstance(obj.get("status"), int) else obj.get("status_code") if isinstance(obj.get("status_code"), int) else None
+        return _record(
+            obj.get("request"), file, line, "envelope", "/request",
+            response=parse_response(obj.get("response"), status),
+            session_key=_session_key(obj, session_key_path),
+            timestamp=_timestamp(obj),
+        )
+    if isinstance(obj.get("custom_id"), str) and "body" in obj and ("method" in obj or "url" in obj):
+        return _record(obj["body"], file, line, "batch", "/body", custom_id=obj["custom_id"],
+                       session_key=_session_key(obj, session_key_path) if session_key_path else None)
+    if isinstance(obj.get("custom_id"), str) and ("response" in obj or "error" in obj):
+        response = obj.get("response")
+        if isinstance(response, dict) and ("body" in response or "status_code" in response):
+            parsed = parse_response(response.get("body"), response.get("status_code") if isinstance(response.get("status_code"), int) else None)
+        else:
+            parsed = Response(error=obj.get("error") if isinstance(obj.get("error"), dict) else {"message": str(obj.get("error"))})
+        return BatchOutput(file, line, obj["custom_id"], parsed or Response())
+    if "messages" in obj:
+        return _record(obj, file, line, "bare", "", session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj))
+    return InputProblem(file, line, f"not a known record shape: {closest_shape_hint(obj)}")

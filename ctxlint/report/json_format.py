@@ -1,0 +1,35 @@
+"""JSON output: one stable document (version 1), documented in the README."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from ctxlint.report import Report
+from ctxlint.rules.base import Finding
+
+FINDING_KEYS = ("code", "name", "severity", "message", "file", "line", "session", "turn", "message_index",
+                "tool_call_id", "pointer", "evidence", "remediation", "fingerprint")
+
+
+def finding_dict(finding: Finding) -> dict[str, Any]:
+    return {key: getattr(finding, key) for key in FINDING_KEYS}
+
+
+def report_dict(report: Report) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "findings": [finding_dict(f) for f in report.findings],
+        "sessions": [
+            {"id": s.id, "file": s.file, "requests": len(s.turns), "first_error_turn": report.first_error_turn(s)}
+            for s in report.sessions
+        ],
+        "summary": {**report.summary(), "skipped": report.skipped, "token_counters": report.counters_used()},
+        "coverage": report.coverage,
+        "io_errors": report.io_errors,
+    }
+
+
+def render_json(report: Report) -> str:
+    return orjson.dumps(report_dict(report), option=orjson.OPT_INDENT_2).decode() + "\n"

@@ -1,0 +1,116 @@
+"""The terminal report: per session, a per-turn table with the turn where it went wrong."""
+
+from __future__ import annotations
+
+import re
+from typing import IO
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ctxlint.report import Report
+from ctxlint.rules.base import Finding
+
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def safe(text: object) -> str:
+    """Log text made inert for a terminal: control characters and ANSI escapes shown, not run."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", str(text))
+
+
+def _window(window: int | None, ratio: float | None) -> str:
+    if window is None:
+        return "unknown"
+    return f"{window:,} ({ratio:.1%})" if ratio is not None else f"{window:,}"
+
+
+def finding_line(finding: Finding) -> Text:
+    location = f"{finding.file}:{finding.line}"
+    where = f" turn {finding.turn}" if finding.turn is not None else ""
+    target = ""
+    if finding.tool_call_id:
+        target = f" [{finding.tool_call_id}]"
+    elif finding.message_index is not None:
+        target = f" [message {finding.message_index}]"
+    line = Text()
+    line.append(safe(location), style="bold")
+    line.append(where)
+    line.append(f" {finding.code}", style=SEVERITY_STYLE[finding.severity])
+    line.append(f" {finding.severity}", style=SEVERITY_STYLE[finding.severity])
+    line.append(f" {finding.name}:{safe(target)} {safe(finding.message)}")
+    return line
+
+
+def render_text(report: Report, out: IO[str], *, color: bool, verbose: bool = False, quiet: bool = False) -> None:
+    console = Console(file=out, no_color=not color, force_terminal=color, highlight=False, emoji=False,
+                      width=None if color else 200, soft_wrap=not color)
+    if quiet:
+        for finding in report.findings:
+            console.print(finding_line(finding))
+        return
+    for session in report.sessions:
+        findings = report.session_findings(session)
+        wrong_at = report.first_error_turn(session)
+        model = next((report.metrics[(session.id, t.number)].model for t in session.turns if report.metrics[(session.id, t.number)].model), None)
+        header = Text()
+        header.append(f"session {safe(session.id)}", style="bold")
+        header.append(f" · {safe(model or 'unknown model')} · {len(session.turns)} request{'s' if len(session.turns) != 1 else ''}")
+        if wrong_at is not None:
+            header.append(f" · went wrong at turn {wrong_at}", style="bold red")
+        elif not findings:
+            header.append(" · clean", style="green")
+        if not findings and not verbose:
+            console.print(header)
+            continue
+        console.print(header)
+        table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
+        for column in ("turn", "line", "msgs", "prompt tokens", "counter", "window (used)", "finish", "findings"):
+            table.add_column(column, justify="right" if column in ("turn", "line", "msgs", "prompt tokens") else "left")
+        by_turn: dict[int, list[Finding]] = {}
+        for finding in findings:
+            by_turn.setdefault(finding.turn or 0, []).append(finding)
+        for turn in session.turns:
+            metrics = report.metrics[(session.id, turn.number)]
+            codes = Text()
+            for finding in by_turn.get(turn.number, []):
+                codes.append(finding.code + " ", style=SEVERITY_STYLE[finding.severity])
+            marker = " ◀" if turn.number == wrong_at else ""
+            finish = metrics.finish_reason or (f"HTTP {metrics.status}" if metrics.status and metrics.status >= 400 else "-")
+            table.add_row(
+                f"{turn.number}{marker}", str(turn.record.line), str(metrics.messages), f"{metrics.tokens:,}",
+                metrics.counter, _window(metrics.window, metrics.ratio), safe(finish), codes,
+            )
+        console.print(table)
+        for finding in findings:
+            console.print(Text("  ").append(finding_line(finding)))
+            console.print(Text(f"      fix: {finding.remediation}", style="dim"))
+        console.print()
+    unreadable = report.record_findings()
+    if unreadable:
+        console.print(Text("unreadable input", style="bold"))
+        for finding in unreadable:
+            console.print(Text("  ").append(finding_line(finding)))
+        console.print()
+    _summary(report, console)
+
+
+def _summary(report: Report, console: Console) -> None:
+    counts = report.counts()
+    summary = Text()
+    summary.append(f"{report.records} request{'s' if report.records != 1 else ''} in {report.files} file{'s' if report.files != 1 else ''}, {len(report.sessions)} session{'s' if len(report.sessions) != 1 else ''}: ")
+    summary.append(f"{counts['errors']} error{'s' if counts['errors'] != 1 else ''}", style="bold red" if counts["errors"] else "green")
+    summary.append(f", {counts['warnings']} warning{'s' if counts['warnings'] != 1 else ''}, {counts['infos']} info")
+    console.print(summary)
+    counters = report.counters_used()
+    if counters:
+        console.print("prompt tokens counted by: " + ", ".join(f"{name} ({n} request{'s' if n != 1 else ''})" for name, n in counters.items()))
+    if report.skipped:
+        console.print("skipped (not linted): " + ", ".join(f"{safe(reason)}: {n}" for reason, n in report.skipped.items()))
+    gaps = {code: cov["not_judged"] for code, cov in report.coverage.items() if cov["not_judged"]}
+    if gaps:
+        console.print("could not check: " + "; ".join(f"{code} {sum(r.values())} request{'s' if sum(r.values()) != 1 else ''} ({', '.join(r)})" for code, r in gaps.items()))
+    for error in report.io_errors:
+        console.print(Text(f"error: {safe(error)}", style="bold red"))

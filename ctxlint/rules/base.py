@@ -1,0 +1,99 @@
+"""What a rule is, what it reports, and the small values that carry a finding."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable
+
+if TYPE_CHECKING:
+    from ctxlint.engine import LogContext, TurnContext
+
+SEVERITIES = ("info", "warning", "error")
+SECTIONS = ("What it does", "Why is this bad?", "Example")
+
+
+def severity_rank(severity: str) -> int:
+    return SEVERITIES.index(severity)
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """What a rule saw at one request; the engine adds the location."""
+
+    message: str
+    key: Any  # what identifies the defect across requests, so it is reported once
+    message_index: int | None = None
+    tool_call_id: str | None = None
+    pointer: str | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    code: str
+    name: str
+    severity: str
+    message: str
+    file: str
+    line: int
+    session: str | None
+    turn: int | None
+    message_index: int | None
+    tool_call_id: str | None
+    pointer: str | None
+    evidence: dict[str, Any]
+    remediation: str
+    fingerprint: str
+
+    def sort_key(self) -> tuple:
+        return (self.file, self.line, self.turn or 0, self.code, self.message_index if self.message_index is not None else -1, self.tool_call_id or "")
+
+
+class Rule:
+    """Base of every rule. A subclass sets the class attributes and one check method.
+
+    scope: "request" (one messages array), "session" (also reads earlier requests of
+    the session through the context), "log" (across sessions).
+    """
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[str]
+    scope: ClassVar[str] = "request"
+    remediation: ClassVar[str]
+    options: ClassVar[dict[str, Any]] = {}
+    # Which conditions make a request not judgeable by this rule, for the coverage report.
+    needs: ClassVar[tuple[str, ...]] = ()
+
+    def cannot_judge(self, ctx: "TurnContext") -> str | None:
+        """Why this request cannot be judged by the rule (for the coverage report), or None."""
+        for need in self.needs:
+            if need == "window" and ctx.profile.context_window is None:
+                return "unknown model: no context window"
+            if need == "thinking_profile" and ctx.profile.thinking_mode is None:
+                return "unknown model: no thinking profile"
+        return None
+
+    def check(self, ctx: "TurnContext") -> Iterable[Violation]:
+        return ()
+
+    def check_log(self, ctx: "LogContext") -> Iterable[tuple[Any, Any, Violation]]:
+        return ()
+
+    @classmethod
+    def summary(cls) -> str:
+        first_paragraph = docs_sections(cls)["What it does"].split("\n\n")[0].replace("\n", " ")
+        return re.split(r"(?<=[.!?])\s", first_paragraph, maxsplit=1)[0]
+
+
+def docs_sections(rule: type[Rule]) -> dict[str, str]:
+    """The docstring's three sections: What it does / Why is this bad? / Example."""
+    text = inspect.cleandoc(rule.__doc__ or "")
+    parts = re.split(r"^## (.+)$", text, flags=re.MULTILINE)
+    sections = {title.strip(): body.strip() for title, body in zip(parts[1::2], parts[2::2])}
+    missing = [s for s in SECTIONS if s not in sections]
+    if missing:
+        raise ValueError(f"{rule.code} docstring lacks sections: {', '.join(missing)}")
+    return sections

@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+from ctxlint.chat import role_of, tool_calls_of
+from ctxlint.rules.base import Rule, Violation
+
+
+class UnansweredToolCall(Rule):
+    """
+    ## What it does
+    Flags an assistant `tool_calls` entry whose id no `tool` message answers before the
+    next non-tool message, or before the end of the request.
+
+    ## Why is this bad?
+    Every call the model made must get its result, in the tool messages that directly
+    follow the call. A missing result usually means the app dropped it, ran only the
+    first of several parallel calls, or appended a user message before the results came
+    in. Providers reject the request ("An assistant message with 'tool_calls' must be
+    followed by tool messages responding to each 'tool_call_id'"), or the model
+    re-issues the call and the agent loops.
+
+    ## Example
+    ```json
+    {"role": "assistant", "content": null, "tool_calls": [{"id": "call_a", "type": "function", "function": {"name": "add", "arguments": "{}"}}, {"id": "call_b", "type": "function", "function": {"name": "mul", "arguments": "{}"}}]}
+    {"role": "tool", "tool_call_id": "call_a", "content": "3"}
+    {"role": "user", "content": "and?"}
+    ```
+
+    Use instead: answer every call, then continue:
+    ```json
+    {"role": "tool", "tool_call_id": "call_a", "content": "3"}
+    {"role": "tool", "tool_call_id": "call_b", "content": "2"}
+    ```
+    """
+
+    code = "CTX002"
+    name = "unanswered-tool-call"
+    severity = "error"
+    remediation = "Send one tool message per tool_call_id right after the assistant message that made the calls."
+
+    def check(self, ctx) -> Iterable[Violation]:
+        messages = ctx.messages
+        for index, message in enumerate(messages):
+            if role_of(message) != "assistant":
+                continue
+            answered = set()
+            end = index + 1
+            while end < len(messages) and role_of(messages[end]) == "tool":
+                answered.add(messages[end].get("tool_call_id"))
+                end += 1
+            stop = "the end of the request" if end == len(messages) else f"message {end} ({role_of(messages[end])})"
+            for position, call in enumerate(tool_calls_of(message)):
+                call_id = call.get("id")
+                if isinstance(call_id, str) and call_id not in answered:
+                    yield Violation(
+                        f"tool call {call_id!r} of the assistant message {index} gets no tool result before {stop}",
+                        key=call_id, message_index=index, tool_call_id=call_id,
+                        pointer=f"/messages/{index}/tool_calls/{position}",
+                    )

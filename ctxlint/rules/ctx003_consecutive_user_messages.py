@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+from ctxlint.chat import excerpt, role_of, short_hash, text_of
+from ctxlint.rules.base import Rule, Violation
+
+
+class ConsecutiveUserMessages(Rule):
+    """
+    ## What it does
+    Flags two `user` messages that follow each other with nothing between them.
+
+    ## Why is this bad?
+    Chat models are trained on alternating turns. Two user messages in a row mean the
+    assistant's reply between them was lost (not stored, overwritten by a retry), or a
+    tool result or injected context was sent as a user turn. Several providers reject
+    the request outright; others merge the two and the model answers only one of them.
+
+    ## Example
+    ```json
+    {"role": "user", "content": "Book the 9am flight."}
+    {"role": "user", "content": "Also add a hotel."}
+    ```
+
+    Use instead: keep the assistant reply between them, or send one user message:
+    ```json
+    {"role": "user", "content": "Book the 9am flight."}
+    {"role": "assistant", "content": "Booked: AF123 at 9:00."}
+    {"role": "user", "content": "Also add a hotel."}
+    ```
+    """
+
+    code = "CTX003"
+    name = "consecutive-user-messages"
+    severity = "error"
+    remediation = "Keep the assistant reply between user turns, or merge the two user messages into one."
+
+    def check(self, ctx) -> Iterable[Violation]:
+        messages = ctx.messages
+        for index in range(1, len(messages)):
+            if role_of(messages[index]) == "user" and role_of(messages[index - 1]) == "user":
+                first, second = (text_of(messages[i].get("content")) for i in (index - 1, index))
+                yield Violation(
+                    f"messages {index - 1} and {index} are both user messages",
+                    key=(short_hash(first), short_hash(second)),
+                    message_index=index, pointer=f"/messages/{index}",
+                    evidence={"previous": excerpt(first, 60), "this": excerpt(second, 60)},
+                )

@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+from ctxlint.chat import reasoning_of, role_of, tool_call_ids
+from ctxlint.rules.base import Rule, Violation
+
+
+class DroppedReasoningContent(Rule):
+    """
+    ## What it does
+    Flags an assistant message that comes back without the reasoning the model returned
+    for it (`reasoning_content`, `reasoning` or `reasoning_details`), where the model's
+    profile says that reasoning must be passed back. What the model returned is known from
+    the logged response or from an earlier request's copy of the message. Without either,
+    a tool-call turn of a model that is thinking in this request and requires pass-back
+    is flagged when it carries no reasoning field at all.
+
+    When pass-back is required comes from the packaged model profiles: DeepSeek's thinking
+    models and Kimi K2 thinking require it on turns that made tool calls; GLM (4.5 and
+    later) on tool-call turns, and on every turn when `thinking.clear_thinking` is false.
+    Turns without tool calls of DeepSeek reasoner histories are not judged: the API
+    ignores reasoning there, so dropping it is legal.
+
+    ## Why is this bad?
+    Interleaved thinking models plan a tool loop in their reasoning. An app that stores
+    only `content` and `tool_calls` hands the model its own actions without the plan
+    behind them, and it "forgets" why it called the tool. DeepSeek answers HTTP 400
+    ("Missing reasoning_content field in the assistant message at message index N");
+    Zhipu says thinking blocks should be returned with the tool results.
+
+    ## Example
+    ```json
+    {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]}
+    ```
+
+    Use instead: pass back what the response carried, unchanged:
+    ```json
+    {"role": "assistant", "content": null, "reasoning_content": "The user wants the weather, so…", "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]}
+    ```
+    """
+
+    code = "CTX004"
+    name = "dropped-reasoning-content"
+    severity = "error"
+    needs = ("thinking_profile",)
+    remediation = "Store the assistant message whole (reasoning_content / reasoning / reasoning_details included) and send it back unchanged."
+
+    def check(self, ctx) -> Iterable[Violation]:
+        if ctx.thinking is False or not ctx.profile.passback:
+            return
+        for index, message in enumerate(ctx.messages):
+            if role_of(message) != "assistant" or not ctx.passback_required(message):
+                continue
+            if reasoning_of(message)[0] is not None:
+                continue
+            identity = ctx.turn.identities[index]
+            known = ctx.known_reasoning(identity)
+            ids = tool_call_ids(message)
+            call_id = ids[0] if ids else None
+            if known is not None:
+                returned = [name for name in known if not name.startswith("_")]
+                if not returned:
+                    continue  # seen before without reasoning: the model did not think there
+                yield Violation(
+                    f"assistant message {index} comes back without the {returned[0]} the model returned for it ({known['_origin']})",
+                    key=identity, message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
+                    evidence={"returned_field": returned[0], "seen_in": known["_origin"], "model": ctx.turn.record.model},
+                )
+            elif ctx.thinking and message.get("tool_calls"):
+                yield Violation(
+                    f"tool-call turn at message {index} carries no reasoning_content, which {ctx.profile.id} requires on tool-call turns while thinking",
+                    key=identity, message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
+                    evidence={"profile": ctx.profile.id, "sources": list(ctx.profile.sources), "model": ctx.turn.record.model},
+                )

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+from ctxlint.ingest.shapes import dotted
+from ctxlint.rules.base import Rule, Violation
+
+
+class DisabledThinkingFlag(Rule):
+    """
+    ## What it does
+    Flags a thinking setting the model rejects, such as `thinking: {"type": "disabled"}`
+    sent to GLM-5.x (thinking is always on there), and a `reasoning_effort` value outside
+    the values the model's profile accepts (GLM-5.x takes `low`, `high`, `max`).
+
+    ## Why is this bad?
+    Apps keep sending the switch they wrote for an older model after they move to a
+    newer one. The provider answers HTTP 400, or silently ignores the flag so the app's
+    cost and latency assumptions are wrong. Either way the request does not do what the
+    code says.
+
+    ## Example
+    ```json
+    {"model": "glm-5.1", "thinking": {"type": "disabled"}, "messages": [{"role": "user", "content": "hi"}]}
+    ```
+
+    Use instead: drop the switch, or pick an accepted effort:
+    ```json
+    {"model": "glm-5.1", "reasoning_effort": "low", "messages": [{"role": "user", "content": "hi"}]}
+    ```
+    """
+
+    code = "CTX005"
+    name = "disabled-thinking-flag"
+    severity = "error"
+    needs = ("thinking_profile",)
+    remediation = "Remove thinking settings the model does not accept; use one of its reasoning_effort values."
+
+    def check(self, ctx) -> Iterable[Violation]:
+        profile = ctx.profile
+        for path, value in profile.rejects:
+            sent = dotted(ctx.request, path)
+            if sent == value:
+                yield Violation(
+                    f"{profile.id} rejects {path} = {value!r} (model {ctx.turn.record.model})",
+                    key=(path, repr(value)), pointer="/" + path.replace(".", "/"),
+                    evidence={"setting": path, "value": value, "profile": profile.id, "sources": list(profile.sources)},
+                )
+        effort = ctx.request.get("reasoning_effort")
+        if effort is not None and profile.reasoning_effort is not None and effort not in profile.reasoning_effort:
+            yield Violation(
+                f"reasoning_effort {effort!r} is not accepted by {profile.id}; accepted: {', '.join(profile.reasoning_effort)}",
+                key=("reasoning_effort", repr(effort)), pointer="/reasoning_effort",
+                evidence={"value": effort, "accepted": list(profile.reasoning_effort), "profile": profile.id},
+            )

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from ctxlint.rules.base import Rule, Violation
+
+# Phrases providers use when a prompt does not fit (OpenAI, DeepSeek, Zhipu, Moonshot, vLLM, Anthropic).
+CONTEXT_LENGTH_ERROR = re.compile(
+    r"context[_ ]length|context window|maximum context|too many tokens|prompt is too long|input is too long|"
+    r"reduce the length|exceeds? the (?:model's )?(?:max|maximum)|token limit|上下文长度|超出.*(?:长度|上下文)",
+    re.IGNORECASE,
+)
+
+
+def context_length_error(ctx) -> str | None:
+    """The provider's message when the logged response is a context-length error."""
+    response = ctx.turn.record.response
+    if response is None or response.error is None:
+        return None
+    text = " ".join(str(response.error.get(k) or "") for k in ("message", "code", "type"))
+    return text.strip() if CONTEXT_LENGTH_ERROR.search(text) else None
+
+
+class ContextWindowExceeded(Rule):
+    """
+    ## What it does
+    Flags a request whose prompt tokens exceed the model's context window, or whose
+    logged response is the provider's context-length error. Prompt tokens are the
+    server's `usage.prompt_tokens` when logged, else counted offline (the report names
+    the counter); the window comes from the model profile, models.dev data, or
+    `--context-window`.
+
+    ## Why is this bad?
+    Past the window the provider refuses the request, or (behind some gateways) cuts
+    the oldest messages silently, which is exactly where the user's constraints were.
+    The session fails at this turn however good the model is.
+
+    ## Example
+    A session of a 128K model whose history has grown to 131,000 prompt tokens.
+
+    Use instead: summarize or trim old tool output before the window is reached,
+    keeping the system prompt and the first user message.
+    """
+
+    code = "CTX006"
+    name = "context-window-exceeded"
+    severity = "error"
+    remediation = "Trim or summarize old history (keep the system prompt and first user message) before the prompt reaches the window."
+
+    def cannot_judge(self, ctx) -> str | None:
+        if ctx.profile.context_window is None and context_length_error(ctx) is None:
+            return "unknown model: no context window"
+        return None
+
+    def check(self, ctx) -> Iterable[Violation]:
+        provider_said = context_length_error(ctx)
+        window = ctx.profile.context_window
+        tokens = ctx.tokens
+        if window is not None and tokens.tokens > window:
+            yield Violation(
+                f"prompt is {tokens.tokens:,} tokens ({tokens.counter}), over the {window:,}-token window of {ctx.profile.id}",
+                key="exceeded",
+                evidence={"prompt_tokens": tokens.tokens, "counter": tokens.counter, "window": window, "window_source": ctx.profile.window_source},
+            )
+        elif provider_said:
+            yield Violation(
+                f"the provider refused the prompt as too long: {provider_said[:160]}",
+                key="exceeded",
+                evidence={"provider_message": provider_said[:300], "prompt_tokens": tokens.tokens, "counter": tokens.counter},
+            )

@@ -1,0 +1,128 @@
+"""Group records into sessions: by session key when the log has one, else by history chaining.
+
+Request B continues request A when A's newest conversation message (its anchor: the
+last user or tool message it sent) reappears in B and the messages just before it agree.
+Matching is on turn identity (role, user/tool text, tool_call ids), never on reasoning
+or system prompts, so the defects ctxlint reports (dropped reasoning, a dropped assistant
+turn, a trimmed prefix, a rewritten system prompt) do not split a session in two.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from ctxlint.chat import message_identity, tool_call_ids
+from ctxlint.ingest.record import Record
+from ctxlint.sessions.model import Session, Turn, make_turn
+
+
+@dataclass(slots=True, eq=False)
+class _Open:
+    session: Session
+    history: list[tuple] = field(default_factory=list)  # conversation identities of the last request (+ response)
+    anchor: tuple | None = None
+    response_calls: tuple[str, ...] = ()
+    last_seen: int = 0
+
+
+def _agreement(candidate: _Open, identities: list[tuple]) -> int:
+    """How many of the candidate's last messages, walking back from its anchor, the request repeats."""
+    if candidate.anchor is None:
+        return 0
+    try:
+        position = len(identities) - 1 - identities[::-1].index(candidate.anchor)
+    except ValueError:
+        return 0
+    if candidate.response_calls and position + 1 < len(identities):
+        following = identities[position + 1]
+        if following[:2] == ("assistant", "calls") and set(following[2]).isdisjoint(candidate.response_calls):
+            return 0  # the next request answered the anchor with other calls: another conversation
+    history = candidate.history
+    i = len(history) - 1 - history[::-1].index(candidate.anchor)
+    j = position
+    agreed = 0
+    while i >= 0 and j >= 0:
+        if history[i] == identities[j]:
+            agreed += 1
+            i -= 1
+            j -= 1
+        elif history[i][0] == "assistant":
+            i -= 1  # an assistant turn the next request dropped: a defect to report, still the same session
+        else:
+            break
+    return agreed
+
+
+def _anchor(history: list[tuple]) -> tuple | None:
+    for identity in reversed(history):
+        if identity[0] != "assistant":
+            return identity
+    return history[-1] if history else None
+
+
+def _infer(records: list[Record]) -> list[Session]:
+    sessions: list[Session] = []
+    by_anchor: dict[tuple, list[_Open]] = defaultdict(list)
+    for sequence, record in enumerate(records):
+        probe = make_turn(0, record)
+        identities = [identity for _, identity in probe.conversation_identities()]
+        candidates = {id(o): o for key in set(identities) for o in by_anchor.get(key, ())}.values()
+        best, best_score = None, 0
+        for candidate in candidates:
+            score = _agreement(candidate, identities)
+            # Two agreeing messages, or all there are before the anchor in a session's first request.
+            needed = min(2, len(candidate.history) - candidate.history[::-1].index(candidate.anchor))
+            if score >= needed and (score, candidate.last_seen) > (best_score, best.last_seen if best else -1):
+                best, best_score = candidate, score
+        if best is None:
+            best = _Open(Session(id=f"{record.file}:{record.line}", file=record.file, turns=[]))
+            sessions.append(best.session)
+        elif best.anchor is not None:
+            by_anchor[best.anchor].remove(best)
+        turn = make_turn(len(best.session.turns) + 1, record)
+        best.session.turns.append(turn)
+        best.history = identities[:]
+        best.response_calls = ()
+        if turn.response_message is not None:
+            best.history.append(message_identity(turn.response_message))
+            best.response_calls = tuple(tool_call_ids(turn.response_message))
+        best.anchor = _anchor(identities)
+        best.last_seen = sequence
+        if best.anchor is not None:
+            by_anchor[best.anchor].append(best)
+    return sessions
+
+
+def _ordered(records: list[Record]) -> list[Record]:
+    if records and all(r.timestamp is not None for r in records):
+        return sorted(records, key=lambda r: r.timestamp)  # stable: equal stamps keep line order
+    return records
+
+
+def build_sessions(records: list[Record]) -> list[Session]:
+    """Sessions in the order their first request appears in the input."""
+    keyed: dict[str, list[Record]] = {}
+    unkeyed: dict[str, list[Record]] = {}
+    order: list[tuple[str, str]] = []
+    for record in records:
+        if record.session_key is not None:
+            if record.session_key not in keyed:
+                keyed[record.session_key] = []
+                order.append(("key", record.session_key))
+            keyed[record.session_key].append(record)
+        else:
+            scope = record.scope or record.file
+            if scope not in unkeyed:
+                unkeyed[scope] = []
+                order.append(("scope", scope))
+            unkeyed[scope].append(record)
+    sessions: list[Session] = []
+    for kind, name in order:
+        if kind == "key":
+            group = _ordered(keyed[name])
+            sessions.append(Session(id=name, file=group[0].file, turns=[make_turn(n, r) for n, r in enumerate(group, 1)], explicit_key=True))
+        else:
+            inferred = _infer(_ordered(unkeyed[name]))
+            sessions.extend(inferred)
+    return sessions

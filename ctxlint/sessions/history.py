@@ -1,0 +1,49 @@
+"""How one request relates to the one before it in its session."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from ctxlint.chat import message_identity
+from ctxlint.sessions.model import Turn
+
+
+@dataclass(slots=True, frozen=True)
+class Transition:
+    """previous request (+ its logged response) mapped onto the next request.
+
+    mapping[i] is the index in the next request of the previous request's message i
+    (the logged response is the last entry, index len(previous messages)), or None.
+    """
+
+    mapping: tuple[int | None, ...]
+    response_index: int | None  # position of the logged response in `mapping`, if logged
+    new_from: int  # first index of the next request after everything matched
+    adds_messages: bool = False
+
+    @property
+    def is_repeat(self) -> bool:
+        """The next request adds nothing after the previous one: a resend or retry."""
+        return self.response_index is not None and self.mapping[self.response_index] is None and not self.adds_messages
+
+
+def align(previous: Turn, following: Turn) -> Transition:
+    """Greedy in-order match of the previous request's messages onto the next one's."""
+    positions: dict[tuple, list[int]] = defaultdict(list)
+    for index, identity in enumerate(following.identities):
+        positions[identity].append(index)
+    sources = list(previous.identities)
+    response_index = None
+    if previous.response_message is not None:
+        response_index = len(sources)
+        sources.append(message_identity(previous.response_message))
+    mapping: list[int | None] = []
+    cursor = -1
+    for identity in sources:
+        found = next((p for p in positions.get(identity, ()) if p > cursor), None)
+        mapping.append(found)
+        if found is not None:
+            cursor = found
+    new_from = cursor + 1
+    return Transition(tuple(mapping), response_index, new_from, adds_messages=new_from < len(following.identities))

@@ -1,0 +1,116 @@
+"""Count prompt tokens: the server's number first, then the best offline tokenizer."""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import tiktoken.model
+
+from ctxlint.chat import text_of, tool_calls_of
+from ctxlint.tokens.offline_encodings import EncodingUnavailable, offline_encoding
+
+# OpenAI's documented chat framing: a few tokens per message and per reply.
+TOKENS_PER_MESSAGE = 3
+TOKENS_PER_REPLY = 3
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+@dataclass(frozen=True, slots=True)
+class TokenCount:
+    tokens: int
+    counter: str  # server, tiktoken:<encoding>, estimate
+
+    @property
+    def exact(self) -> bool:
+        return self.counter == "server" or (self.counter.startswith("tiktoken:") and "approx" not in self.counter)
+
+
+def estimate_tokens(text: str) -> int:
+    """Documented fallback: CJK ~1 token per character, other text ~4 characters per token."""
+    cjk = len(_CJK.findall(text))
+    return cjk + (len(text) - cjk + 3) // 4
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """Everything of a message that the model reads as tokens."""
+    parts = [text_of(message.get("content"))]
+    for key in ("reasoning_content", "reasoning", "name", "tool_call_id"):
+        if isinstance(message.get(key), str):
+            parts.append(message[key])
+    for call in tool_calls_of(message):
+        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        arguments = function.get("arguments")
+        parts.append(str(function.get("name") or ""))
+        parts.append(arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode())
+    return "\n".join(p for p in parts if p)
+
+
+class TokenCounter:
+    """Per-message counts cached by content, so a history re-sent N times is tokenized once."""
+
+    def __init__(self, cache_size: int = 65536) -> None:
+        self._cache: OrderedDict[tuple[str, bytes], int] = OrderedDict()
+        self._cache_size = cache_size
+        self._encodings: dict[str, tuple[Any, str]] = {}
+
+    def _encoding_for(self, model: str | None) -> tuple[Any, str]:
+        key = model or ""
+        if key not in self._encodings:
+            self._encodings[key] = self._choose(model)
+        return self._encodings[key]
+
+    @staticmethod
+    def _choose(model: str | None) -> tuple[Any, str]:
+        own = None
+        if model:
+            try:
+                own = tiktoken.model.encoding_name_for_model(model.rsplit("/", 1)[-1])
+            except KeyError:
+                own = None
+        if own:
+            try:
+                return offline_encoding(own), f"tiktoken:{own}"
+            except EncodingUnavailable:
+                pass
+        try:
+            approx = "" if own == "cl100k_base" else " (approximation)"
+            return offline_encoding("cl100k_base_offline"), f"tiktoken:cl100k_base{approx}"
+        except EncodingUnavailable:
+            return None, "estimate"
+
+    def _count_text(self, encoding: Any, name: str, text: str) -> int:
+        if encoding is None:
+            return estimate_tokens(text)
+        return len(encoding.encode(text, disallowed_special=()))
+
+    def count_messages(self, messages: list[dict[str, Any]], model: str | None) -> TokenCount:
+        encoding, name = self._encoding_for(model)
+        total = TOKENS_PER_REPLY
+        for message in messages:
+            key = (name, orjson.dumps(message, option=orjson.OPT_SORT_KEYS))
+            cached = self._cache.get(key)
+            if cached is None:
+                cached = TOKENS_PER_MESSAGE + self._count_text(encoding, name, message_text(message))
+                self._cache[key] = cached
+                if len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+            else:
+                self._cache.move_to_end(key)
+            total += cached
+        return TokenCount(total, name)
+
+    def count_text(self, text: str, model: str | None) -> TokenCount:
+        encoding, name = self._encoding_for(model)
+        return TokenCount(self._count_text(encoding, name, text), name)
+
+
+def prompt_tokens(usage: dict[str, Any] | None) -> int | None:
+    if isinstance(usage, dict):
+        value = usage.get("prompt_tokens", usage.get("input_tokens"))
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+    return None
