@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
-import io
 import sys
 import zlib
 from typing import IO, Iterator
@@ -21,10 +21,8 @@ class ReadError(Exception):
 
 
 def open_binary(path: str) -> IO[bytes]:
-    if path == "-":
-        return sys.stdin.buffer
-    raw = open(path, "rb")
-    if raw.peek(2)[:2] == GZIP_MAGIC:
+    raw = sys.stdin.buffer if path == "-" else open(path, "rb")
+    if hasattr(raw, "peek") and raw.peek(2)[:2] == GZIP_MAGIC:
         return gzip.GzipFile(fileobj=raw, mode="rb")
     return raw
 
@@ -49,7 +47,7 @@ def iter_lines(path: str) -> Iterator[tuple[int, object | InputProblem]]:
         raise ReadError(f"{path}: cannot open: {error.strerror or error}") from error
     number = 0
     try:
-        with stream if path != "-" else io.nullcontext(stream):
+        with stream if path != "-" else contextlib.nullcontext(stream):
             pending = stream.readline()
             while pending:
                 line_bytes, pending = pending, stream.readline()

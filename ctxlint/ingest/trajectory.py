@@ -43,14 +43,15 @@ def read_trajectory(source: Source, session_key: str | None = None) -> Iterator[
         if messages is None:
             yield InputProblem(source.path, 1, f"trajectory {position} has no message list (looked for {', '.join(CONVERSATION_KEYS)})", f"/{position}")
             continue
-        key = ":".join(str(item[k]) for k in ("task_id", "trial") if k in item) or str(position)
+        named = [f"{k}={item[k]}" for k in ("task_id", "trial") if isinstance(item, dict) and k in item]
+        key = ",".join(named) if named else str(position)
         for index, message in enumerate(messages):
             if isinstance(message, dict) and message.get("role") == "assistant" and index > 0:
                 yield Record(
                     file=source.path, line=1, shape="trajectory",
                     request={"model": item.get("model") if isinstance(item.get("model"), str) else None, "messages": messages[:index]},
                     response=Response(message=message),
-                    session_key=f"{source.path}#{key}#{position}",
+                    session_key=f"{source.path}#{key}",
                     scope=source.path,
                     extra={"pointer": f"/{position}/traj/{index}"},
                 )

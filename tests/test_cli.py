@@ -1,0 +1,100 @@
+"""The command line: exit codes, selection, formats, usage errors, docs."""
+
+from __future__ import annotations
+
+import orjson
+
+from conftest import FIXTURES
+from helpers import code_lines, json_report, run_cli
+
+DEMO = str(FIXTURES / "demo" / "broken-agent.jsonl")
+CLEAN = str(FIXTURES / "rules" / "CTX001" / "pass_null_content_with_tool_calls.jsonl")
+
+
+def test_demo_log_shows_several_rules():
+    report = json_report(DEMO)
+    assert code_lines(report) == [("CTX003", 5), ("CTX004", 2), ("CTX005", 3), ("CTX008", 4), ("CTX008", 4)]
+    sessions = {s["id"]: s for s in report["sessions"]}
+    assert sessions["trip-42"]["first_error_turn"] == 2 and sessions["trip-42"]["requests"] == 3
+    assert sessions["chat-7"]["first_error_turn"] == 1
+    assert report["summary"] == {**report["summary"], "files": 1, "records": 5, "sessions": 2, "errors": 5, "warnings": 0, "infos": 0}
+
+
+def test_json_finding_carries_every_documented_key():
+    finding = json_report(DEMO)["findings"][0]
+    for key in ("code", "name", "severity", "message", "file", "line", "session", "turn", "message_index", "tool_call_id", "evidence"):
+        assert key in finding
+
+
+def test_exit_codes():
+    assert run_cli("check", CLEAN).exit_code == 0
+    assert run_cli("check", DEMO).exit_code == 1
+    assert run_cli("check", "does/not/exist.jsonl").exit_code == 2
+    assert run_cli("check", DEMO, "--select", "CTX999").exit_code == 2
+    assert run_cli("check", DEMO, "--format", "yaml").exit_code == 2
+
+
+def test_missing_file_error_names_it_and_other_inputs_are_still_checked():
+    result = run_cli("check", "--format", "json", "nope.jsonl", DEMO)
+    assert result.exit_code == 2
+    assert "nope.jsonl: no such file or directory" in result.stderr
+    assert len(orjson.loads(result.stdout)["findings"]) == 5
+
+
+def test_select_and_ignore_by_code_name_and_prefix():
+    assert {c for c, _ in code_lines(json_report(DEMO, "--select", "CTX004"))} == {"CTX004"}
+    assert {c for c, _ in code_lines(json_report(DEMO, "--select", "lost-first-turn-constraint"))} == {"CTX008"}
+    assert {c for c, _ in code_lines(json_report(DEMO, "--ignore", "CTX00"))} == set()
+    assert {c for c, _ in code_lines(json_report(DEMO, "--select", "CTX0", "--ignore", "CTX008,CTX003"))} == {"CTX004", "CTX005"}
+    assert {c for c, _ in code_lines(json_report(DEMO, "--ignore", "CTX0", "--select", "CTX005"))} == {"CTX005"}
+
+
+def test_fail_on_warning():
+    case = str(FIXTURES / "rules" / "CTX007" / "fail_near_limit_once.jsonl")
+    assert run_cli("check", case).exit_code == 0
+    assert run_cli("check", case, "--fail-on", "warning").exit_code == 1
+
+
+def test_text_report_marks_the_turn_where_the_session_went_wrong():
+    result = run_cli("check", DEMO, "--no-color")
+    assert "session trip-42" in result.stdout and "went wrong at turn 2" in result.stdout
+    assert "fix:" in result.stdout
+    assert "5 requests in 1 file, 2 sessions: 5 errors" in result.stdout
+    assert "prompt tokens counted by: server (4 requests)" in result.stdout
+
+
+def test_clean_sessions_collapse_unless_verbose():
+    quiet = run_cli("check", CLEAN, "--no-color").stdout
+    assert "clean" in quiet and "prompt tokens" not in quiet.splitlines()[0]
+    assert "turn" in run_cli("check", CLEAN, "--no-color", "--verbose").stdout
+
+
+def test_quiet_prints_findings_only():
+    lines = run_cli("check", DEMO, "--no-color", "-q").stdout.strip().splitlines()
+    assert len(lines) == 5 and all(" CTX00" in line for line in lines)
+
+
+def test_rules_and_rule_docs():
+    listing = run_cli("rules").stdout
+    assert "CTX001" in listing and "orphan-tool-result" in listing
+    doc = run_cli("rule", "CTX004").stdout
+    assert "## What it does" in doc and "## Why is this bad?" in doc and "## Example" in doc
+    assert run_cli("rule", "CTX999").exit_code == 2
+
+
+def test_model_alias_and_context_window_override(tmp_path):
+    log = tmp_path / "log.jsonl"
+    log.write_text(orjson.dumps({"session_id": "a", "request": {"model": "my-endpoint", "thinking": {"type": "disabled"}, "messages": [{"role": "user", "content": "hi"}]},
+                                 "response": {"choices": [{"message": {"role": "assistant", "content": "yo"}}], "usage": {"prompt_tokens": 900}}}).decode() + "\n")
+    assert code_lines(json_report(str(log))) == []
+    assert code_lines(json_report(str(log), "--model-alias", "my-endpoint=glm-5.1")) == [("CTX005", 1)]
+    assert code_lines(json_report(str(log), "--context-window", "800")) == [("CTX006", 1)]
+
+
+def test_log_text_cannot_drive_the_terminal(tmp_path):
+    log = tmp_path / "evil.jsonl"
+    evil = "\x1b]0;pwned\x07\x1b[2J[bold red]x[/]"
+    lines = [{"session_id": evil, "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}}]
+    log.write_text("\n".join(orjson.dumps(l).decode() for l in lines) + "\n")
+    out = run_cli("check", str(log), "--no-color").stdout
+    assert "\x1b" not in out and "\\x1b" in out and "[bold red]x[/]" in out

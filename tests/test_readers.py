@@ -1,0 +1,104 @@
+"""Each reader on its own fixtures: what it reads, what it skips and counts, what it refuses."""
+
+from __future__ import annotations
+
+import gzip
+
+from conftest import FIXTURES
+from ctxlint.ingest import read_inputs
+from helpers import code_lines, json_report
+
+READERS = FIXTURES / "readers"
+
+
+def test_vcrpy_gzip_base64_bodies_and_skipped_anthropic_interaction():
+    report = json_report(str(READERS / "vcrpy_gzip_unanswered_call.yaml"))
+    assert code_lines(report) == [("CTX002", 41)]
+    assert report["summary"]["skipped"] == {"not chat-completions: Anthropic Messages API": 1}
+    assert report["summary"]["token_counters"] == {"server": 2}  # usage read from the gzip bodies
+
+
+def test_govcr_sse_parallel_calls_are_reassembled():
+    ingested = read_inputs([str(READERS / "govcr_sse_parallel_calls_verbatim.yaml")])
+    response = ingested.records[0].response
+    assert response.finish_reason == "tool_calls"
+    assert response.usage["prompt_tokens"] == 90
+    assert response.message["reasoning_content"] == "Two independent operations: call both."
+    assert [(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in response.message["tool_calls"]] == [
+        ("call_-1", "add", '{"a":2,"b":3}'), ("call_-2", "mul", '{"a":4,"b":5}')]
+
+
+def test_govcr_reasoning_dropped_vs_verbatim():
+    assert code_lines(json_report(str(READERS / "govcr_sse_parallel_calls_reasoning_dropped.yaml"))) == [("CTX004", 65)]
+    assert code_lines(json_report(str(READERS / "govcr_sse_parallel_calls_verbatim.yaml"))) == []
+
+
+def test_pydantic_parsed_body_and_skipped_responses_api():
+    report = json_report(str(READERS / "pydantic_parsed_body_clean.yaml"))
+    assert code_lines(report) == []
+    assert report["summary"]["records"] == 2
+    assert report["summary"]["skipped"] == {"not chat-completions: OpenAI Responses API": 1}
+
+
+def test_yaml_that_is_not_a_cassette_is_ctx900():
+    report = json_report(str(READERS / "not_a_cassette.yaml"))
+    assert code_lines(report) == [("CTX900", 1)]
+    assert "not a vcr cassette" in report["findings"][0]["message"]
+
+
+def test_cassette_never_constructs_python_objects(tmp_path):
+    marker = tmp_path / "pwned"
+    unsafe = tmp_path / "unsafe.yaml"
+    unsafe.write_text(f"interactions:\n- request: !!python/object/apply:os.system ['touch {marker}']\n")
+    report = json_report(str(unsafe))
+    assert code_lines(report) == [("CTX900", 2)]
+    assert not marker.exists()
+
+
+def test_snapshot_run_is_read_in_numeric_loop_order():
+    report = json_report(str(READERS / "snapshot_run"))
+    assert [s["requests"] for s in report["sessions"]] == [3]
+    finding = report["findings"][0]
+    assert (finding["code"], finding["turn"], finding["file"].endswith("loop-10/llm-request.jsonl")) == ("CTX003", 3, True)
+
+
+def test_batch_input_and_output_join_on_custom_id_in_any_order():
+    ingested = read_inputs([str(READERS / "batch_output.jsonl"), str(READERS / "batch_input.jsonl")])
+    assert [r.custom_id for r in ingested.records] == ["conv-1-turn-1", "conv-1-turn-2"]
+    assert [r.response.usage["prompt_tokens"] for r in ingested.records] == [80, 120]
+    assert ingested.skipped == []
+
+
+def test_batch_output_without_input_is_counted_not_dropped():
+    report = json_report(str(READERS / "batch_output.jsonl"))
+    assert report["summary"]["skipped"] == {"batch output line whose input line was not given": 2}
+
+
+def test_gzip_by_extension_and_by_magic_bytes(tmp_path):
+    assert code_lines(json_report(str(READERS / "gzipped.jsonl.gz"))) == [("CTX003", 2)]
+    renamed = tmp_path / "log.jsonl"
+    renamed.write_bytes((READERS / "gzipped.jsonl.gz").read_bytes())
+    assert code_lines(json_report(str(renamed))) == [("CTX003", 2)]
+
+
+def test_stdin(tmp_path):
+    text = (FIXTURES / "rules" / "CTX003" / "fail_reply_lost_between_users.jsonl").read_text()
+    assert code_lines(json_report("-", input=text)) == [("CTX003", 2)]
+
+
+def test_directory_walk_finds_every_reader_format():
+    report = json_report(str(READERS))
+    files = {f["file"].split("fixtures/readers/")[-1] for f in report["findings"]}
+    assert {"vcrpy_gzip_unanswered_call.yaml", "govcr_sse_parallel_calls_reasoning_dropped.yaml", "gzipped.jsonl.gz",
+            "not_a_cassette.yaml", "unsafe_tag.yaml", "snapshot_run/loop-10/llm-request.jsonl"} <= files
+
+
+def test_truncated_gzip_reports_what_was_read_and_where_it_stopped(tmp_path):
+    whole = gzip.compress(b"".join((FIXTURES / "rules" / "CTX003" / "fail_reply_lost_between_users.jsonl").read_bytes() for _ in range(1)))
+    broken = tmp_path / "cut.jsonl.gz"
+    broken.write_bytes(whole[: len(whole) - 12])
+    from helpers import run_cli
+
+    result = run_cli("check", "--format", "json", str(broken))
+    assert result.exit_code == 2
+    assert "cut.jsonl.gz: read stopped" in result.stderr
