@@ -46,6 +46,7 @@ def collect(items: Iterable[Item], into: Ingested) -> None:
     outputs: list[BatchOutput] = []
     for item in items:
         if isinstance(item, Record):
+            item.seq = len(into.records)
             into.records.append(item)
             if item.custom_id is not None:
                 by_custom_id[item.custom_id] = item

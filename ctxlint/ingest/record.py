@@ -30,6 +30,7 @@ class Record:
     session_key: str | None = None
     timestamp: float | None = None
     custom_id: str | None = None
+    seq: int = 0  # position in the whole input, across files: "first seen" means lowest seq
     scope: str = ""  # the unit sessions are inferred within: a file, or a snapshot run folder
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -11,6 +11,24 @@ from ctxlint.rules.ctx005_disabled_thinking_flag import DisabledThinkingFlag
 from ctxlint.rules.ctx006_context_window_exceeded import ContextWindowExceeded
 from ctxlint.rules.ctx007_context_window_near_limit import ContextWindowNearLimit
 from ctxlint.rules.ctx008_lost_first_turn_constraint import LostFirstTurnConstraint
+from ctxlint.rules.ctx009_tool_result_as_user_message import ToolResultAsUserMessage
+from ctxlint.rules.ctx010_missing_tool_call_id import MissingToolCallId
+from ctxlint.rules.ctx011_duplicate_tool_call_id import DuplicateToolCallId
+from ctxlint.rules.ctx012_invalid_tool_arguments import InvalidToolArguments
+from ctxlint.rules.ctx013_tool_arguments_schema_violation import ToolArgumentsSchemaViolation
+from ctxlint.rules.ctx014_undeclared_tool import UndeclaredTool
+from ctxlint.rules.ctx015_modified_reasoning_content import ModifiedReasoningContent
+from ctxlint.rules.ctx016_dropped_assistant_turn import DroppedAssistantTurn
+from ctxlint.rules.ctx017_empty_tool_call_retry import EmptyToolCallRetry
+from ctxlint.rules.ctx018_residual_markup import ResidualMarkup
+from ctxlint.rules.ctx019_system_message_not_first import SystemMessageNotFirst
+from ctxlint.rules.ctx020_oversized_tool_result import OversizedToolResult
+from ctxlint.rules.ctx021_truncated_response_reused import TruncatedResponseReused
+from ctxlint.rules.ctx022_provider_error import ProviderError
+from ctxlint.rules.ctx023_cross_session_leak import CrossSessionLeak
+from ctxlint.rules.ctx024_consecutive_assistant_messages import ConsecutiveAssistantMessages
+from ctxlint.rules.ctx025_repaired_history import RepairedHistory
+from ctxlint.rules.ctx026_tool_call_loop import ToolCallLoop
 from ctxlint.rules.ctx900_invalid_record import InvalidRecord
 
 RULES: dict[str, type[Rule]] = {
@@ -24,6 +42,24 @@ RULES: dict[str, type[Rule]] = {
         ContextWindowExceeded,
         ContextWindowNearLimit,
         LostFirstTurnConstraint,
+        ToolResultAsUserMessage,
+        MissingToolCallId,
+        DuplicateToolCallId,
+        InvalidToolArguments,
+        ToolArgumentsSchemaViolation,
+        UndeclaredTool,
+        ModifiedReasoningContent,
+        DroppedAssistantTurn,
+        EmptyToolCallRetry,
+        ResidualMarkup,
+        SystemMessageNotFirst,
+        OversizedToolResult,
+        TruncatedResponseReused,
+        ProviderError,
+        CrossSessionLeak,
+        ConsecutiveAssistantMessages,
+        RepairedHistory,
+        ToolCallLoop,
         InvalidRecord,
     )
 }

@@ -4,6 +4,7 @@ from typing import Iterable
 
 from ctxlint.chat import role_of, tool_calls_of
 from ctxlint.rules.base import Rule, Violation
+from ctxlint.rules.ctx009_tool_result_as_user_message import answered_as_user
 
 
 class UnansweredToolCall(Rule):
@@ -49,6 +50,8 @@ class UnansweredToolCall(Rule):
             while end < len(messages) and role_of(messages[end]) == "tool":
                 answered.add(messages[end].get("tool_call_id"))
                 end += 1
+            if not answered and answered_as_user(messages, index):
+                continue  # every result came back as a user message: CTX009 reports it once
             stop = "the end of the request" if end == len(messages) else f"message {end} ({role_of(messages[end])})"
             for position, call in enumerate(tool_calls_of(message)):
                 call_id = call.get("id")

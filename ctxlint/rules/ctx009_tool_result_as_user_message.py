@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+from ctxlint.chat import role_of, tool_call_ids
+from ctxlint.rules.base import Rule, Violation
+
+
+def answered_as_user(messages: list[dict], index: int) -> bool:
+    """The assistant tool-call message at index is followed directly by a user message."""
+    return index + 1 < len(messages) and role_of(messages[index + 1]) == "user"
+
+
+class ToolResultAsUserMessage(Rule):
+    """
+    ## What it does
+    Flags an assistant message with native `tool_calls` that is followed directly by a
+    `user` message, with no `tool` message answering any of its calls: the tool output
+    was sent as a user turn instead of a `tool` message bound by `tool_call_id`.
+    (When some calls are answered and others are not, CTX002 reports the missing ones.)
+
+    ## Why is this bad?
+    The model sees its call go unanswered and a user saying something that looks like
+    data. It cannot tell which call the text answers, often repeats the call, and
+    strict providers reject the request because the calls have no results.
+    Prompt-engineered tool calling (tool calls as text in `content`, no `tool_calls`
+    field) is not judged: there, results as user messages are the protocol.
+
+    ## Example
+    ```json
+    {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "search", "arguments": "{\\"q\\": \\"nvda\\"}"}}]}
+    {"role": "user", "content": "Tool: search\\nResult: NVDA 181.2"}
+    ```
+
+    Use instead:
+    ```json
+    {"role": "tool", "tool_call_id": "call_1", "content": "NVDA 181.2"}
+    ```
+    """
+
+    code = "CTX009"
+    name = "tool-result-as-user-message"
+    severity = "error"
+    remediation = "Send each tool's output as a tool message with the tool_call_id of the call it answers."
+
+    def check(self, ctx) -> Iterable[Violation]:
+        for index, message in enumerate(ctx.messages):
+            if role_of(message) == "assistant" and tool_call_ids(message) and answered_as_user(ctx.messages, index):
+                ids = tool_call_ids(message)
+                yield Violation(
+                    f"the calls of assistant message {index} ({', '.join(ids)}) are answered by a user message, not tool messages",
+                    key=tuple(ids), message_index=index + 1, tool_call_id=ids[0], pointer=f"/messages/{index + 1}",
+                )

@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+from ctxlint.chat import role_of, short_hash, text_of
+from ctxlint.rules.base import Rule, Violation
+
+
+class MissingToolCallId(Rule):
+    """
+    ## What it does
+    Flags a `tool` message that has no `tool_call_id` (absent, null or empty).
+
+    ## Why is this bad?
+    The id is the only thing that binds a result to its call. Without it the provider
+    rejects the message, or, with parallel calls, the model cannot tell which result
+    belongs to which call and mixes them up.
+
+    ## Example
+    ```json
+    {"role": "tool", "content": "22C sunny"}
+    ```
+
+    Use instead:
+    ```json
+    {"role": "tool", "tool_call_id": "call_1", "content": "22C sunny"}
+    ```
+    """
+
+    code = "CTX010"
+    name = "missing-tool-call-id"
+    severity = "error"
+    remediation = "Copy the id of the tool call into the tool message's tool_call_id."
+
+    def check(self, ctx) -> Iterable[Violation]:
+        for index, message in enumerate(ctx.messages):
+            if role_of(message) == "tool" and not message.get("tool_call_id"):
+                yield Violation(
+                    f"tool message {index} has no tool_call_id",
+                    key=short_hash(text_of(message.get("content")), str(ctx.turn.identities[index - 1] if index else "")),
+                    message_index=index, pointer=f"/messages/{index}",
+                )

@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import orjson
+
+from ctxlint.chat import call_function, role_of, tool_calls_of
+from ctxlint.rules.base import Rule, Violation
+
+
+def parsed_arguments(arguments: Any) -> tuple[dict | None, str | None]:
+    """(the arguments as an object, or None; what is wrong with them, or None)."""
+    if isinstance(arguments, dict):
+        return arguments, None  # several SDKs send an object; it is readable
+    if not isinstance(arguments, str):
+        return None, f"arguments is {type(arguments).__name__}, not a JSON string"
+    try:
+        value = orjson.loads(arguments)
+    except orjson.JSONDecodeError as error:
+        return None, f"arguments is not complete JSON ({error.msg} at column {error.colno})"
+    if not isinstance(value, dict):
+        return None, f"arguments is a JSON {type(value).__name__}, not an object"
+    return value, None
+
+
+class InvalidToolArguments(Rule):
+    """
+    ## What it does
+    Flags a tool call whose `arguments` is not a complete JSON object: a fragment of a
+    streamed call executed before the stream finished, a truncated string, a bare value.
+
+    ## Why is this bad?
+    The tool ran (or failed) on arguments the model never finished writing, and the
+    history now shows the model a call it did not make. Providers that validate the
+    history reject the request; others let the model build on a broken call.
+
+    ## Example
+    ```json
+    {"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": "{\\"city\\": \\"Par"}}
+    ```
+
+    Use instead: accumulate the streamed argument fragments per tool-call index until
+    `finish_reason`, then parse and execute.
+    """
+
+    code = "CTX012"
+    name = "invalid-tool-arguments"
+    severity = "error"
+    remediation = "Execute a tool call only after its streamed arguments are complete, and send them back as one JSON string."
+
+    def check(self, ctx) -> Iterable[Violation]:
+        for index, message in enumerate(ctx.messages):
+            if role_of(message) != "assistant":
+                continue
+            for position, call in enumerate(tool_calls_of(message)):
+                name, arguments = call_function(call)
+                _, problem = parsed_arguments(arguments)
+                if problem:
+                    yield Violation(
+                        f"tool call {call.get('id')!r} ({name}): {problem}",
+                        key=(call.get("id"), name, repr(arguments)[:200]), message_index=index, tool_call_id=call.get("id"),
+                        pointer=f"/messages/{index}/tool_calls/{position}/function/arguments",
+                    )

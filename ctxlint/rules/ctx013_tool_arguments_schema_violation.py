@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+import jsonschema
+
+from ctxlint.chat import call_function, role_of, tool_calls_of
+from ctxlint.ingest.schema import json_pointer
+from ctxlint.rules.base import Rule, Violation
+from ctxlint.rules.ctx012_invalid_tool_arguments import parsed_arguments
+
+
+def declared_tools(request: dict) -> dict[str, dict]:
+    """Function name -> its declaration, from `tools` (and legacy `functions`)."""
+    declared = {}
+    for tool in request.get("tools") or []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            declared[function["name"]] = function
+    for function in request.get("functions") or []:
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            declared[function["name"]] = function
+    return declared
+
+
+class ToolArgumentsSchemaViolation(Rule):
+    """
+    ## What it does
+    Validates each tool call's arguments against the JSON Schema the same request
+    declares for that tool (`tools[].function.parameters`) and flags a call that does
+    not satisfy it, naming the failing path and keyword. Calls whose arguments are not
+    a JSON object are CTX012's; tools whose schema is itself invalid are not judged.
+
+    ## Why is this bad?
+    A call that breaks its own tool's schema was either rewritten by the app, replayed
+    from another tool version, or executed from a hallucinated shape. The history then
+    teaches the model that the broken shape works.
+
+    ## Example
+    Declared `{"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}`,
+    called with `{"town": "Paris"}`.
+
+    Use instead: send back the call the model made, with the tool's current schema.
+    """
+
+    code = "CTX013"
+    name = "tool-arguments-schema-violation"
+    severity = "error"
+    remediation = "Send back tool calls exactly as the model made them, and declare the schema the tool actually takes."
+
+    def check(self, ctx) -> Iterable[Violation]:
+        declared = declared_tools(ctx.request)
+        if not declared:
+            return
+        for index, message in enumerate(ctx.messages):
+            if role_of(message) != "assistant":
+                continue
+            for position, call in enumerate(tool_calls_of(message)):
+                name, arguments = call_function(call)
+                schema = declared.get(name, {}).get("parameters")
+                value, problem = parsed_arguments(arguments)
+                if not isinstance(schema, dict) or value is None or problem:
+                    continue
+                error = self._first_error(schema, value)
+                if error is not None:
+                    path = json_pointer(error.absolute_path) or "/"
+                    yield Violation(
+                        f"arguments of tool call {call.get('id')!r} ({name}) break its schema at {path}: {error.message[:160]} (keyword '{error.validator}')",
+                        key=(call.get("id"), name, path, error.validator), message_index=index, tool_call_id=call.get("id"),
+                        pointer=f"/messages/{index}/tool_calls/{position}/function/arguments",
+                        evidence={"path": path, "keyword": error.validator},
+                    )
+
+    @staticmethod
+    def _first_error(schema: dict, value: dict):
+        try:
+            validator_class = jsonschema.validators.validator_for(schema)
+            validator_class.check_schema(schema)
+            return jsonschema.exceptions.best_match(validator_class(schema).iter_errors(value))
+        except (jsonschema.exceptions.SchemaError, jsonschema.exceptions.RefResolutionError):
+            return None

@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+from ctxlint.chat import REASONING_FIELDS, reasoning_text, role_of, tool_call_ids
+from ctxlint.rules.base import Rule, Violation
+
+
+class ModifiedReasoningContent(Rule):
+    """
+    ## What it does
+    Flags an assistant message whose reasoning (`reasoning_content`, `reasoning` or
+    `reasoning_details`) differs from what the model returned for that turn: the logged
+    response, or the first copy of the message in the session. Only messages whose
+    reasoning the model's profile says must be passed back are judged; the same field is
+    compared (a `reasoning_details` passed back verbatim while the plain `reasoning`
+    string is dropped is OpenRouter's documented way and is not flagged).
+
+    ## Why is this bad?
+    Reasoning is passed back so the model can continue its own plan. Trimmed, stripped,
+    re-joined or translated reasoning is a plan the model did not write; providers that
+    sign or cache it reject or ignore it, and the model acts on the edited version.
+
+    ## Example
+    The response carried `"reasoning_content": "\\nCheck the weather, then book."`; the
+    next request sends `"reasoning_content": "Check the weather, then book."`.
+
+    Use instead: store the field as received, byte for byte, leading newline included.
+    """
+
+    code = "CTX015"
+    name = "modified-reasoning-content"
+    severity = "error"
+    scope = "session"
+    needs = ("thinking_profile",)
+    remediation = "Pass reasoning back exactly as the response carried it; do not strip, trim or re-join it."
+
+    def check(self, ctx) -> Iterable[Violation]:
+        for index, message in enumerate(ctx.messages):
+            if role_of(message) != "assistant" or not ctx.passback_required(message):
+                continue
+            known = ctx.known_reasoning(ctx.turn.identities[index])
+            if not known:
+                continue
+            for name in REASONING_FIELDS:
+                if name in known and message.get(name) not in (None, "", []) and reasoning_text(message[name]) != reasoning_text(known[name]):
+                    ids = tool_call_ids(message)
+                    yield Violation(
+                        f"assistant message {index} sends back a {name} that differs from the one the model returned ({known['_origin']})",
+                        key=(ctx.turn.identities[index], name), message_index=index, tool_call_id=ids[0] if ids else None,
+                        pointer=f"/messages/{index}/{name}",
+                        evidence={"field": name, "returned_length": len(reasoning_text(known[name])), "sent_length": len(reasoning_text(message[name])), "seen_in": known["_origin"]},
+                    )

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+from ctxlint.chat import excerpt, role_of, text_of, tool_call_ids
+from ctxlint.rules.base import Rule, Violation
+
+
+class DroppedAssistantTurn(Rule):
+    """
+    ## What it does
+    Flags a request N+1 that continues request N (it adds new messages after N's) but
+    no longer carries the assistant message that N's logged response returned. Turns are
+    matched by tool_call ids, or by visible text with `<think>` blocks and whitespace
+    ignored, so reasoning moved inline or re-wrapped is not a drop; an assistant message
+    standing where the reply belongs counts as the reply, re-worded (agents that use
+    structured output keep only its text). A resend of request
+    N (a retry) is not judged here, and neither is a response that was an error.
+
+    ## Why is this bad?
+    The model's own turn vanished: typically an assistant message with empty `content`
+    and only `tool_calls` was filtered as "empty" while its tool results were kept, or a
+    streaming handler stored nothing. The model then sees results for calls it never
+    made, or a user answering a question it never asked.
+
+    ## Example
+    Response N: `{"role": "assistant", "content": "", "tool_calls": [call_1]}`; request N+1
+    ends `[..., user, {"role": "tool", "tool_call_id": "call_1", ...}]`.
+
+    Use instead: append the response message to the history as received, before the
+    tool results or the next user message.
+    """
+
+    code = "CTX016"
+    name = "dropped-assistant-turn"
+    severity = "error"
+    scope = "session"
+    remediation = "Append every assistant response to the history as received (empty content and tool_calls included)."
+
+    def check(self, ctx) -> Iterable[Violation]:
+        transition = ctx.transition
+        previous = ctx.previous
+        if transition is None or transition.response_index is None or previous.response_message is None:
+            return
+        if previous.record.response.error is not None or not transition.adds_messages:
+            return
+        if transition.mapping[transition.response_index] is not None:
+            return
+        kept = [p for p in transition.mapping[: transition.response_index] if p is not None]
+        slot = kept[-1] + 1 if kept else 0
+        if slot < len(ctx.messages) and role_of(ctx.messages[slot]) == "assistant":
+            return  # the reply is there, re-worded (structured-output agents keep only its text)
+        dropped = previous.response_message
+        ids = tool_call_ids(dropped)
+        yield Violation(
+            f"the assistant turn that turn {previous.number} returned ({'tool calls ' + ', '.join(ids) if ids else 'text'}) is missing from this request",
+            key=("dropped", previous.number), tool_call_id=ids[0] if ids else None,
+            evidence={"returned_in_line": previous.record.line, "content": excerpt(text_of(dropped.get("content")), 60)},
+        )

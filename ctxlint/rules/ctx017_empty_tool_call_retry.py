@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+from ctxlint.chat import text_of, tool_call_ids
+from ctxlint.rules.base import Rule, Violation
+
+
+class EmptyToolCallRetry(Rule):
+    """
+    ## What it does
+    Warns when request N+1 repeats request N (adds nothing after it) although N's logged
+    response was a valid tool-call turn with empty content: the app read "no text" as
+    "failed reply" and retried instead of running the tools. A retry after an error
+    status (429, 5xx) or an error body is legal and not flagged.
+
+    ## Why is this bad?
+    The tool calls are thrown away, the same request is paid for again, and the app may
+    loop until its retry budget runs out. The model was right; the app misread it.
+
+    ## Example
+    Response N: `{"content": null, "tool_calls": [...]}, "finish_reason": "tool_calls"`;
+    request N+1 equals request N.
+
+    Use instead: treat `tool_calls` (or `finish_reason: "tool_calls"`) as a complete
+    reply, run the tools and send their results.
+    """
+
+    code = "CTX017"
+    name = "empty-tool-call-retry"
+    severity = "warning"
+    scope = "session"
+    remediation = "Treat a response with tool_calls and empty content as complete: run the tools instead of retrying."
+
+    def check(self, ctx) -> Iterable[Violation]:
+        transition, previous = ctx.transition, ctx.previous
+        if transition is None or not transition.is_repeat:
+            return
+        response = previous.record.response
+        if response.error is not None or (response.status is not None and response.status >= 400):
+            return
+        message = previous.response_message
+        ids = tool_call_ids(message)
+        if ids and not text_of(message.get("content")).strip():
+            yield Violation(
+                f"this request repeats turn {previous.number} although its response was a tool-call turn ({', '.join(ids)}) with empty content",
+                key=("retry", previous.number), tool_call_id=ids[0],
+                evidence={"previous_line": previous.record.line, "finish_reason": response.finish_reason},
+            )

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+from ctxlint.chat import role_of
+from ctxlint.rules.base import Rule, Violation
+
+
+class SystemMessageNotFirst(Rule):
+    """
+    ## What it does
+    Notes, once per session, a system message that appears after other (non-system)
+    messages.
+
+    ## Why is this bad?
+    Some providers reject a system message that is not at the start, and some chat
+    templates move or drop it, so the instruction is not where the app thinks it is.
+    Others accept it, and agents use a trailing system message as a dynamic state layer
+    ("Current plan status: …"), so this is information, not an error.
+
+    ## Example
+    `[system, user, assistant, system("Current plan: step 2"), user]`
+
+    Use instead: fold dynamic state into the first system message, or send it as part of
+    the user turn, when the provider does not document mid-conversation system messages.
+    """
+
+    code = "CTX019"
+    name = "system-message-not-first"
+    severity = "info"
+    remediation = "Keep system messages at the start, or confirm the provider honours mid-conversation system messages."
+
+    def check(self, ctx) -> Iterable[Violation]:
+        seen_other = False
+        for index, message in enumerate(ctx.messages):
+            role = role_of(message)
+            if role == "system" and seen_other:
+                count = sum(1 for m in ctx.messages[index:] if role_of(m) == "system")
+                yield Violation(f"system message {index} comes after the conversation started ({count} such message{'s' if count != 1 else ''} in this request)",
+                                key="system-not-first", message_index=index, pointer=f"/messages/{index}")
+                return
+            if role not in ("system", "developer"):
+                seen_other = True

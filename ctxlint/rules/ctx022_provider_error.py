@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from ctxlint.rules.base import Rule, Violation
+from ctxlint.rules.ctx006_context_window_exceeded import CONTEXT_LENGTH_ERROR
+
+# (class, pattern over the error text); the first match names the class.
+ERROR_CLASSES = (
+    ("context length", CONTEXT_LENGTH_ERROR),
+    ("thinking/reasoning", re.compile(r"reasoning|thinking|思考", re.IGNORECASE)),
+    ("message order", re.compile(r"tool_call_id|tool_calls|must be followed|preceding|role|alternat|consecutive|order", re.IGNORECASE)),
+    ("rate limit", re.compile(r"rate.?limit|too many requests|quota|throttl|限流", re.IGNORECASE)),
+    ("auth", re.compile(r"api.?key|unauthori|forbidden|authentication|permission|invalid token", re.IGNORECASE)),
+)
+STATUS_CLASSES = {401: "auth", 403: "auth", 429: "rate limit"}
+
+
+def classify(status: int | None, text: str) -> str:
+    for name, pattern in ERROR_CLASSES:
+        if pattern.search(text):
+            return name
+    if status in STATUS_CLASSES:
+        return STATUS_CLASSES[status]
+    if status is not None and status >= 500:
+        return "server error"
+    return "other"
+
+
+class ProviderError(Rule):
+    """
+    ## What it does
+    Reports a logged response that is an API error, classified as message order,
+    thinking/reasoning, rate limit, auth, server error or other, quoting the provider's
+    message. A context-length error is reported once, by CTX006, with the token count.
+
+    ## Why is this bad?
+    An error response is the provider telling you what was wrong with the request. In a
+    log it is easy to miss between successful calls; the classification points at the
+    rule family to look at (message order → CTX001/CTX002/CTX003, thinking → CTX004/CTX005).
+
+    ## Example
+    ```json
+    {"status": 400, "response": {"error": {"message": "Missing reasoning_content field in the assistant message at message index 2", "type": "invalid_request_error"}}}
+    ```
+
+    Use instead: fix the request the error names; retry only rate-limit and server errors.
+    """
+
+    code = "CTX022"
+    name = "provider-error"
+    severity = "error"
+    remediation = "Fix what the provider's error names; retry only rate-limit and server errors, with backoff."
+
+    def check(self, ctx) -> Iterable[Violation]:
+        response = ctx.turn.record.response
+        if response is None or (response.error is None and not (response.status and response.status >= 400)):
+            return
+        error = response.error or {}
+        text = " ".join(str(error.get(k) or "") for k in ("message", "type", "code")).strip()
+        kind = classify(response.status, text)
+        if kind == "context length":
+            return  # CTX006 reports it, with the token count
+        quoted = str(error.get("message") or text or f"HTTP {response.status}")[:200]
+        yield Violation(
+            f"the provider answered with an error ({kind}{f', HTTP {response.status}' if response.status else ''}): {quoted}",
+            key=("error", ctx.turn.number), evidence={"class": kind, "status": response.status, "provider_message": quoted},
+        )

@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+from ctxlint.chat import comparable_text, excerpt, role_of, short_hash, text_of, tool_calls_of
+from ctxlint.rules.base import Rule, Violation
+
+# Shorter texts ("继续", "ok, thanks", "How can I help?") recur across unrelated sessions.
+MIN_TEXT = 40
+
+
+def content_fingerprint(message: dict) -> str | None:
+    """Content identity across sessions: text and call arguments, never ids (providers reuse them)."""
+    role = role_of(message)
+    if role not in ("user", "assistant", "tool"):
+        return None
+    text = comparable_text(text_of(message.get("content")))
+    calls = [(c.get("function") or {}).get("arguments") for c in tool_calls_of(message) if isinstance(c.get("function"), dict)]
+    if len(text) + sum(len(a) for a in calls if isinstance(a, str)) < MIN_TEXT:
+        return None
+    return short_hash(role, text, [str(a) for a in calls])
+
+
+class CrossSessionLeak(Rule):
+    """
+    ## What it does
+    Flags a request of session B that carries another session's messages: content first
+    seen in session A appears in B's history without being B's own new input — inserted
+    into history B had already sent, or A's exchange appended before B's new message (a
+    history list shared across users). Only texts of 40 characters or more are compared,
+    and a session's own first request and newest input are never judged: the same
+    prompt sent independently by many sessions (test suites, benchmarks) is not a leak.
+
+    ## Why is this bad?
+    One user's conversation in another user's context is a privacy incident and a
+    correctness bug: the model answers B with A's constraints and data.
+
+    ## Example
+    Session A sends "My passport number is X1234567, book me to Lima". Session B's third
+    request carries that message in its history.
+
+    Use instead: keep one history object per session key; never share a mutable list
+    between requests of different users.
+    """
+
+    code = "CTX023"
+    name = "cross-session-leak"
+    severity = "error"
+    scope = "log"
+    remediation = "Keep one history per session; never share a mutable message list between sessions or users."
+
+    def check_log(self, ctx) -> Iterable[tuple]:
+        first_seen: dict[str, tuple[str, int]] = {}  # fingerprint -> (session id, seq)
+        turns = sorted(((t.record.seq, s, t) for s in ctx.sessions for t in s.turns), key=lambda item: item[0])
+        own: dict[str, set[str]] = {}
+        for seq, session, turn in turns:
+            known = own.setdefault(session.id, set())
+            fingerprints = [content_fingerprint(m) for m in turn.messages]
+            newest = len(turn.messages)
+            while newest > 0 and role_of(turn.messages[newest - 1]) != "assistant":
+                newest -= 1
+            for index, fingerprint in enumerate(fingerprints):
+                if fingerprint is None or fingerprint in known:
+                    continue
+                origin = first_seen.get(fingerprint)
+                if turn.number > 1 and index < newest and origin is not None and origin[0] != session.id:
+                    yield session, turn, Violation(
+                        f"message {index} was first sent by session {origin[0]}, and this session never had it",
+                        key=origin[0], message_index=index, pointer=f"/messages/{index}",
+                        evidence={"first_seen_in_session": origin[0], "excerpt": excerpt(text_of(turn.messages[index].get("content")), 60)},
+                    )
+            for fingerprint in fingerprints:
+                if fingerprint is not None:
+                    known.add(fingerprint)
+                    first_seen.setdefault(fingerprint, (session.id, seq))
+            response = turn.response_message
+            if response is not None and (fingerprint := content_fingerprint(response)) is not None:
+                known.add(fingerprint)
+                first_seen.setdefault(fingerprint, (session.id, seq))

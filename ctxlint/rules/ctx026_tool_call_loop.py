@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+import orjson
+
+from ctxlint.chat import call_function, role_of, tool_calls_of
+from ctxlint.rules.base import Rule, Violation
+from ctxlint.rules.ctx012_invalid_tool_arguments import parsed_arguments
+
+
+def call_signature(call: dict) -> tuple[str | None, str]:
+    name, arguments = call_function(call)
+    value, problem = parsed_arguments(arguments)
+    normalized = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode() if value is not None and not problem else repr(arguments)
+    return name, normalized
+
+
+class ToolCallLoop(Rule):
+    """
+    ## What it does
+    Warns when the same tool is called with the same arguments N times in a row within a
+    session (default 3, option `repeats`). Arguments are compared as parsed JSON, so key
+    order and spacing do not matter; any other call in between breaks the run.
+
+    ## Why is this bad?
+    The agent is stuck: the result it got did not change its next step, usually because
+    the result was lost (dropped tool message, truncated output) or misread. Every repeat
+    costs a full request and the session never converges.
+
+    ## Example
+    Three consecutive assistant turns each calling `get_order({"id": 42})`.
+
+    Use instead: check that the tool result reaches the model; cap identical calls in the
+    agent loop and surface the failure.
+    """
+
+    code = "CTX026"
+    name = "tool-call-loop"
+    severity = "warning"
+    options = {"repeats": 3}
+    remediation = "Check that tool results reach the model, and cap identical repeated calls in the agent loop."
+
+    def check(self, ctx) -> Iterable[Violation]:
+        repeats = ctx.option(self, "repeats")
+        calls = [(index, call) for index, m in enumerate(ctx.messages) if role_of(m) == "assistant" for call in tool_calls_of(m)]
+        run_start, run = 0, 0
+        for position, (index, call) in enumerate(calls):
+            if position and call_signature(call) == call_signature(calls[position - 1][1]):
+                run += 1
+            else:
+                run_start, run = position, 1
+            if run == repeats:
+                name, arguments = call_signature(call)
+                first_index, first_call = calls[run_start]
+                yield Violation(
+                    f"{name} was called {repeats} times in a row with the same arguments (first at message {first_index})",
+                    key=(name, arguments, first_call.get("id"), first_index), message_index=index, tool_call_id=call.get("id"),
+                    pointer=f"/messages/{index}", evidence={"tool": name, "repeats": repeats},
+                )
