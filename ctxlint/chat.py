@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
+from typing import Any, Iterator
 
 import orjson
 
@@ -51,6 +51,14 @@ def tool_calls_of(message: dict[str, Any]) -> list[dict[str, Any]]:
 
 def tool_call_ids(message: dict[str, Any]) -> list[str]:
     return [call["id"] for call in tool_calls_of(message) if isinstance(call.get("id"), str)]
+
+
+def assistant_calls(messages: list[dict[str, Any]]) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """(message index, position in its tool_calls, call) for every call in the history."""
+    for index, message in enumerate(messages):
+        if role_of(message) == "assistant":
+            for position, call in enumerate(tool_calls_of(message)):
+                yield index, position, call
 
 
 def call_function(call: dict[str, Any]) -> tuple[str | None, Any]:

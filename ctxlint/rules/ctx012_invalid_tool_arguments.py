@@ -4,7 +4,7 @@ from typing import Any, Iterable
 
 import orjson
 
-from ctxlint.chat import call_function, role_of, tool_calls_of
+from ctxlint.chat import assistant_calls, call_function
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -49,15 +49,12 @@ class InvalidToolArguments(Rule):
     remediation = "Execute a tool call only after its streamed arguments are complete, and send them back as one JSON string."
 
     def check(self, ctx) -> Iterable[Violation]:
-        for index, message in enumerate(ctx.messages):
-            if role_of(message) != "assistant":
-                continue
-            for position, call in enumerate(tool_calls_of(message)):
-                name, arguments = call_function(call)
-                _, problem = parsed_arguments(arguments)
-                if problem:
-                    yield Violation(
-                        f"tool call {call.get('id')!r} ({name}): {problem}",
-                        key=(call.get("id"), name, repr(arguments)[:200]), message_index=index, tool_call_id=call.get("id"),
-                        pointer=f"/messages/{index}/tool_calls/{position}/function/arguments",
-                    )
+        for index, position, call in assistant_calls(ctx.messages):
+            name, arguments = call_function(call)
+            _, problem = parsed_arguments(arguments)
+            if problem:
+                yield Violation(
+                    f"tool call {call.get('id')!r} ({name}): {problem}",
+                    key=(call.get("id"), name, repr(arguments)[:200]), message_index=index, tool_call_id=call.get("id"),
+                    pointer=f"/messages/{index}/tool_calls/{position}/function/arguments",
+                )

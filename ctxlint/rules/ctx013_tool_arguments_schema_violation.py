@@ -4,7 +4,7 @@ from typing import Iterable
 
 import jsonschema
 
-from ctxlint.chat import call_function, role_of, tool_calls_of
+from ctxlint.chat import assistant_calls, call_function
 from ctxlint.ingest.schema import json_pointer
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx012_invalid_tool_arguments import parsed_arguments
@@ -52,24 +52,21 @@ class ToolArgumentsSchemaViolation(Rule):
         declared = declared_tools(ctx.request)
         if not declared:
             return
-        for index, message in enumerate(ctx.messages):
-            if role_of(message) != "assistant":
+        for index, position, call in assistant_calls(ctx.messages):
+            name, arguments = call_function(call)
+            schema = declared.get(name, {}).get("parameters")
+            value, problem = parsed_arguments(arguments)
+            if not isinstance(schema, dict) or value is None or problem:
                 continue
-            for position, call in enumerate(tool_calls_of(message)):
-                name, arguments = call_function(call)
-                schema = declared.get(name, {}).get("parameters")
-                value, problem = parsed_arguments(arguments)
-                if not isinstance(schema, dict) or value is None or problem:
-                    continue
-                error = self._first_error(schema, value)
-                if error is not None:
-                    path = json_pointer(error.absolute_path) or "/"
-                    yield Violation(
-                        f"arguments of tool call {call.get('id')!r} ({name}) break its schema at {path}: {error.message[:160]} (keyword '{error.validator}')",
-                        key=(call.get("id"), name, path, error.validator), message_index=index, tool_call_id=call.get("id"),
-                        pointer=f"/messages/{index}/tool_calls/{position}/function/arguments",
-                        evidence={"path": path, "keyword": error.validator},
-                    )
+            error = self._first_error(schema, value)
+            if error is not None:
+                path = json_pointer(error.absolute_path) or "/"
+                yield Violation(
+                    f"arguments of tool call {call.get('id')!r} ({name}) break its schema at {path}: {error.message[:160]} (keyword '{error.validator}')",
+                    key=(call.get("id"), name, path, error.validator), message_index=index, tool_call_id=call.get("id"),
+                    pointer=f"/messages/{index}/tool_calls/{position}/function/arguments",
+                    evidence={"path": path, "keyword": error.validator},
+                )
 
     @staticmethod
     def _first_error(schema: dict, value: dict):

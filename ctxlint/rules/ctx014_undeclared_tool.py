@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import call_function, role_of, tool_calls_of
+from ctxlint.chat import assistant_calls, call_function
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx013_tool_arguments_schema_violation import declared_tools
 
@@ -35,15 +35,12 @@ class UndeclaredTool(Rule):
         declared = declared_tools(ctx.request)
         if not declared:
             return
-        for index, message in enumerate(ctx.messages):
-            if role_of(message) != "assistant":
-                continue
-            for position, call in enumerate(tool_calls_of(message)):
-                name, _ = call_function(call)
-                if name is not None and name not in declared:
-                    yield Violation(
-                        f"tool call {call.get('id')!r} names {name!r}, which this request's tools do not declare",
-                        key=(call.get("id"), name), message_index=index, tool_call_id=call.get("id"),
-                        pointer=f"/messages/{index}/tool_calls/{position}/function/name",
-                        evidence={"declared": sorted(declared)[:20]},
-                    )
+        for index, position, call in assistant_calls(ctx.messages):
+            name, _ = call_function(call)
+            if name is not None and name not in declared:
+                yield Violation(
+                    f"tool call {call.get('id')!r} names {name!r}, which this request's tools do not declare",
+                    key=(call.get("id"), name), message_index=index, tool_call_id=call.get("id"),
+                    pointer=f"/messages/{index}/tool_calls/{position}/function/name",
+                    evidence={"declared": sorted(declared)[:20]},
+                )

@@ -4,7 +4,7 @@ from typing import Iterable
 
 import orjson
 
-from ctxlint.chat import call_function, role_of, tool_calls_of
+from ctxlint.chat import assistant_calls, call_function
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx012_invalid_tool_arguments import parsed_arguments
 
@@ -43,7 +43,7 @@ class ToolCallLoop(Rule):
 
     def check(self, ctx) -> Iterable[Violation]:
         repeats = ctx.option(self, "repeats")
-        calls = [(index, call) for index, m in enumerate(ctx.messages) if role_of(m) == "assistant" for call in tool_calls_of(m)]
+        calls = [(index, call) for index, _, call in assistant_calls(ctx.messages)]
         run_start, run = 0, 0
         for position, (index, call) in enumerate(calls):
             if position and call_signature(call) == call_signature(calls[position - 1][1]):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ctxlint.chat import message_identity, tool_call_ids
 from ctxlint.ingest.record import Record
-from ctxlint.sessions.model import Session, Turn, make_turn
+from ctxlint.sessions.model import Session, make_turn
 
 
 @dataclass(slots=True, eq=False)
