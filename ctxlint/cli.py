@@ -21,7 +21,7 @@ from ctxlint.rules import RULES
 from ctxlint.rules.base import SEVERITIES
 from ctxlint.selection import UnknownSelector
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Lint captured LLM request logs for context-assembly defects.")
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, help="Lint captured LLM request logs for context-assembly defects.")
 FORMATS = ("text", "json")
 
 
@@ -121,3 +121,6 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.stderr.write("ctxlint: interrupted\n")
         sys.exit(130)
+    except Exception as error:  # the promise is no traceback: say what broke, in one line
+        sys.stderr.write(f"ctxlint: internal error: {type(error).__name__}: {error} (please report it with the input line that caused it)\n")
+        sys.exit(2)

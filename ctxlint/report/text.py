@@ -112,5 +112,3 @@ def _summary(report: Report, console: Console) -> None:
     gaps = {code: cov["not_judged"] for code, cov in report.coverage.items() if cov["not_judged"]}
     if gaps:
         console.print("could not check: " + "; ".join(f"{code} {sum(r.values())} request{'s' if sum(r.values()) != 1 else ''} ({', '.join(r)})" for code, r in gaps.items()))
-    for error in report.io_errors:
-        console.print(Text(f"error: {safe(error)}", style="bold red"))
