@@ -9,7 +9,9 @@ class ContextWindowNearLimit(Rule):
     """
     ## What it does
     Warns once per session at the first request whose prompt reaches a share of the
-    model's context window (default 80%, option `ratio`) without exceeding it.
+    model's context window (default 80%, option `ratio`) without exceeding it. 80%
+    leaves room for a few more turns of typical agent growth (a tool result or two) and
+    for counting error when the tokens are an offline approximation.
 
     ## Why is this bad?
     A session that is at 80% of its window has a few turns left before it fails or is

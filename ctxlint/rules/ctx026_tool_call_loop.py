@@ -21,7 +21,9 @@ class ToolCallLoop(Rule):
     ## What it does
     Warns when the same tool is called with the same arguments N times in a row within a
     session (default 3, option `repeats`). Arguments are compared as parsed JSON, so key
-    order and spacing do not matter; any other call in between breaks the run.
+    order and spacing do not matter; any other call in between breaks the run. Two
+    identical calls are often a legitimate retry after a transient tool failure; three
+    in a row is where retries stop explaining it, hence the default.
 
     ## Why is this bad?
     The agent is stuck: the result it got did not change its next step, usually because
