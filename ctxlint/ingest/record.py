@@ -17,6 +17,16 @@ class Response:
     status: int | None = None
     model: str | None = None
 
+    @property
+    def failed(self) -> bool:
+        """The provider refused the request: an error body or an HTTP error status."""
+        return self.error is not None or (self.status is not None and self.status >= 400)
+
+    @property
+    def error_text(self) -> str:
+        """The error's message, type and code as one string, for classifying it."""
+        return " ".join(str((self.error or {}).get(key) or "") for key in ("message", "type", "code")).strip()
+
 
 @dataclass(slots=True)
 class Record:

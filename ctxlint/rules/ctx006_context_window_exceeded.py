@@ -18,7 +18,7 @@ def context_length_error(ctx) -> str | None:
     response = ctx.turn.record.response
     if response is None or response.error is None:
         return None
-    said = " ".join(str(response.error.get(k) or "") for k in ("message", "code", "type"))
+    said = response.error_text
     if not CONTEXT_LENGTH_ERROR.search(said):
         return None
     return str(response.error.get("message") or response.error.get("code") or said).strip()

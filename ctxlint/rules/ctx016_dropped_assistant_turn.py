@@ -42,9 +42,9 @@ class DroppedAssistantTurn(Rule):
         previous = ctx.previous
         if transition is None or transition.response_index is None or previous.response_message is None:
             return
-        if previous.record.response.error is not None or not transition.adds_messages:
+        if previous.record.response.failed or not transition.adds_messages:
             return
-        if transition.mapping[transition.response_index] is not None:
+        if transition.response_position is not None:
             return
         kept = [p for p in transition.mapping[: transition.response_index] if p is not None]
         slot = kept[-1] + 1 if kept else 0

@@ -37,7 +37,7 @@ class EmptyToolCallRetry(Rule):
         if transition is None or not transition.is_repeat:
             return
         response = previous.record.response
-        if response.error is not None or (response.status is not None and response.status >= 400):
+        if response.failed:
             return
         message = previous.response_message
         ids = tool_call_ids(message)

@@ -33,11 +33,9 @@ class TruncatedResponseReused(Rule):
 
     def check(self, ctx) -> Iterable[Violation]:
         transition, previous = ctx.transition, ctx.previous
-        if transition is None or transition.response_index is None:
+        if transition is None or previous.record.response is None or previous.record.response.finish_reason != "length":
             return
-        if previous.record.response.finish_reason != "length":
-            return
-        position = transition.mapping[transition.response_index]
+        position = transition.response_position
         if position is not None:
             ids = tool_call_ids(previous.response_message)
             yield Violation(

@@ -55,10 +55,10 @@ class ProviderError(Rule):
 
     def check(self, ctx) -> Iterable[Violation]:
         response = ctx.turn.record.response
-        if response is None or (response.error is None and not (response.status and response.status >= 400)):
+        if response is None or not response.failed:
             return
         error = response.error or {}
-        text = " ".join(str(error.get(k) or "") for k in ("message", "type", "code")).strip()
+        text = response.error_text
         kind = classify(response.status, text)
         if kind == "context length":
             return  # CTX006 reports it, with the token count

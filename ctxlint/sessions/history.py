@@ -23,9 +23,14 @@ class Transition:
     adds_messages: bool = False
 
     @property
+    def response_position(self) -> int | None:
+        """Index in the next request of the previous request's logged response, if carried."""
+        return self.mapping[self.response_index] if self.response_index is not None else None
+
+    @property
     def is_repeat(self) -> bool:
         """The next request adds nothing after the previous one: a resend or retry."""
-        return self.response_index is not None and self.mapping[self.response_index] is None and not self.adds_messages
+        return self.response_index is not None and self.response_position is None and not self.adds_messages
 
 
 def align(previous: Turn, following: Turn) -> Transition:
