@@ -38,7 +38,7 @@ class OversizedToolResult(Rule):
             if role_of(message) != "tool":
                 continue
             text = text_of(message.get("content"))
-            if len(text) < limit:  # fewer characters than the limit cannot be more tokens
+            if len(text.encode("utf-8")) < limit:  # a token covers at least one byte; a CJK character can be 3 tokens
                 continue
             size = ctx.engine.counter.count_text(text, ctx.turn.record.model)
             if size.tokens > limit and prompt and size.tokens / prompt > share:
