@@ -13,7 +13,7 @@ import yaml
 from ctxlint.ingest.jsonl import ReadError
 from ctxlint.ingest.record import InputProblem, Record, Skipped
 from ctxlint.ingest.responses import parse_response
-from ctxlint.ingest.schema import request_problems
+from ctxlint.ingest.schema import schema_problem
 from ctxlint.ingest.shapes import closest_shape_hint
 from ctxlint.ingest.sources import Source
 
@@ -141,10 +141,9 @@ def read_cassette(source: Source, session_key: str | None = None) -> Iterator[Re
         if "messages" not in body:
             yield InputProblem(path, line, f"chat-completions interaction {index}: {closest_shape_hint(body)}")
             continue
-        problems = request_problems(body)
-        if problems:
-            pointer, what = problems[0]
-            yield InputProblem(path, line, f"request breaks the chat-completions schema at {pointer or '/'}: {what[:160]}", pointer)
+        problem = schema_problem(body, path, line)
+        if problem is not None:
+            yield problem
             continue
         response_body = response.get("parsed_body") if "parsed_body" in response else _decode_body(response.get("body"), response.get("headers"))
         yield Record(

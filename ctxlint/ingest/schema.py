@@ -9,6 +9,8 @@ from typing import Any
 import jsonschema
 import orjson
 
+from ctxlint.ingest.record import InputProblem
+
 
 @lru_cache(maxsize=1)
 def _validator() -> jsonschema.protocols.Validator:
@@ -20,6 +22,17 @@ def _validator() -> jsonschema.protocols.Validator:
 
 def json_pointer(path: Any) -> str:
     return "/" + "/".join(str(part).replace("~", "~0").replace("/", "~1") for part in path) if path else ""
+
+
+def schema_problem(body: dict[str, Any], file: str, line: int, pointer_base: str = "") -> InputProblem | None:
+    """The CTX900 problem for a request body that breaks the schema, or None when it fits."""
+    problems = request_problems(body)
+    if not problems:
+        return None
+    pointer, what = problems[0]
+    what = what if len(what) <= 160 else what[:159] + "…"
+    more = f" (and {len(problems) - 1} more schema problems)" if len(problems) > 1 else ""
+    return InputProblem(file, line, f"request breaks the chat-completions schema at {pointer_base + pointer or '/'}: {what}{more}", pointer_base + pointer)
 
 
 def request_problems(body: dict[str, Any]) -> list[tuple[str, str]]:

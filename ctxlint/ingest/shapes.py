@@ -8,7 +8,7 @@ from typing import Any
 
 from ctxlint.ingest.record import InputProblem, Record, Response
 from ctxlint.ingest.responses import parse_response
-from ctxlint.ingest.schema import request_problems
+from ctxlint.ingest.schema import schema_problem
 
 SESSION_KEYS = ("session_id", "conversation_id", "thread_id", "trace_id", "metadata.session_id")
 TIMESTAMP_KEYS = ("ts", "timestamp", "created_at", "time")
@@ -72,16 +72,10 @@ def closest_shape_hint(obj: dict[str, Any]) -> str:
 def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, **fields: Any) -> Record | InputProblem:
     if not isinstance(body, dict):
         return InputProblem(file, line, f"request body is {type(body).__name__}, not an object", pointer_base or "/")
-    problems = request_problems(body)
-    if problems:
-        pointer, what = problems[0]
-        more = f" (and {len(problems) - 1} more schema problems)" if len(problems) > 1 else ""
-        return InputProblem(file, line, f"request breaks the chat-completions schema at {pointer_base + pointer or '/'}: {_clip(what)}{more}", pointer_base + pointer)
+    problem = schema_problem(body, file, line, pointer_base)
+    if problem is not None:
+        return problem
     return Record(file=file, line=line, shape=shape, request=body, **fields)
-
-
-def _clip(text: str, limit: int = 160) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def normalize(obj: Any, file: str, line: int, session_key_path: str | None = None) -> Record | InputProblem | BatchOutput:

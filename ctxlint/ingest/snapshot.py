@@ -10,7 +10,7 @@ import orjson
 from ctxlint.ingest.jsonl import ReadError
 from ctxlint.ingest.record import InputProblem, Record
 from ctxlint.ingest.responses import parse_response
-from ctxlint.ingest.schema import request_problems
+from ctxlint.ingest.schema import schema_problem
 from ctxlint.ingest.sources import LOOP_DIR, Source
 
 
@@ -45,10 +45,9 @@ def read_snapshot(source: Source, session_key: str | None = None) -> Iterator[Re
         if not isinstance(body, dict) or "messages" not in body:
             yield InputProblem(request_path, 1, "snapshot request is not a chat-completions body (expected {provider, request: {messages, ...}})")
             continue
-        problems = request_problems(body)
-        if problems:
-            pointer, what = problems[0]
-            yield InputProblem(request_path, 1, f"request breaks the chat-completions schema at /request{pointer}: {what[:160]}", "/request" + pointer)
+        problem = schema_problem(body, request_path, 1, "/request")
+        if problem is not None:
+            yield problem
             continue
         response_raw = _read(os.path.join(source.path, name, "llm-response.jsonl"))
         yield Record(

@@ -43,7 +43,7 @@ def read_trajectory(source: Source, session_key: str | None = None) -> Iterator[
         if messages is None:
             yield InputProblem(source.path, 1, f"trajectory {position} has no message list (looked for {', '.join(CONVERSATION_KEYS)})", f"/{position}")
             continue
-        named = [f"{k}={item[k]}" for k in ("task_id", "trial") if isinstance(item, dict) and k in item]
+        named = [f"{k}={item[k]}" for k in ("task_id", "trial") if k in item]  # item is a dict: it had a message list
         key = ",".join(named) if named else str(position)
         for index, message in enumerate(messages):
             if isinstance(message, dict) and message.get("role") == "assistant" and index > 0:
