@@ -25,18 +25,14 @@ class CheckOptions:
     aliases: dict[str, str] = field(default_factory=dict)
 
 
-def _engine(options: CheckOptions) -> Engine:
+def build_report(ingested: Ingested, options: CheckOptions) -> Report:
     codes = selected_codes(options.select or None, options.ignore)
     rules = [RULES[code]() for code in codes if RULES[code].scope != "record"]
-    return Engine(rules, ProfileBook(options.context_window, options.aliases), options=LintOptions())
-
-
-def build_report(ingested: Ingested, options: CheckOptions) -> Report:
-    engine = _engine(options)
+    engine = Engine(rules, ProfileBook(options.context_window, options.aliases), options=LintOptions())
     sessions = build_sessions(ingested.records)
     result = engine.run(sessions)
     findings = list(result.findings)
-    if "CTX900" in selected_codes(options.select or None, options.ignore):
+    if "CTX900" in codes:
         findings += problem_findings(ingested.problems, RULES["CTX900"](), engine)
         findings.sort(key=Finding.sort_key)
     return Report(
