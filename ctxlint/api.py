@@ -3,48 +3,98 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from pathlib import Path
+from typing import Any, Iterable
+
+from ctxlint.config import Config, PerFileIgnore
 
 from ctxlint.engine import Engine, LintOptions, problem_findings
 from ctxlint.ingest import Ingested, read_inputs
 from ctxlint.ingest.record import InputProblem, Record
 from ctxlint.profiles import ProfileBook
+from ctxlint.progress import NoProgress
 from ctxlint.report import Report
+from ctxlint.report.redact import placeholder, redact_finding
 from ctxlint.rules import RULES, Finding
 from ctxlint.selection import selected_codes
 from ctxlint.sessions import build_sessions
+from ctxlint.sessions.model import Session
+from ctxlint.suppression import baseline, per_file
+from ctxlint.tokens.counter import TokenCounter
+from ctxlint.views.send_record import SendRecord, send_record
+from ctxlint.views.stats import Usage, log_usage
 
 
 @dataclass(slots=True)
 class CheckOptions:
+    """Everything one check run is told, from the config file and the command line."""
+
     select: list[str] = field(default_factory=list)
+    extend_select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
+    severities: dict[str, str] = field(default_factory=dict)
+    rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     session_key: str | None = None
     input_format: str | None = None
     context_window: int | None = None
     aliases: dict[str, str] = field(default_factory=dict)
+    model_windows: dict[str, int] = field(default_factory=dict)
+    per_file_ignores: list[PerFileIgnore] = field(default_factory=list)
+    config_root: Path | None = None
+    baseline: list[dict[str, Any]] | None = None
+    redact: bool = False
+
+    @classmethod
+    def from_config(cls, config: Config, **overrides: Any) -> "CheckOptions":
+        options = cls(
+            select=config.select or [], extend_select=list(config.extend_select), ignore=list(config.ignore),
+            severities=dict(config.severities), rule_options=dict(config.rule_options), session_key=config.session_key,
+            context_window=config.context_window, aliases=dict(config.aliases), model_windows=dict(config.model_windows),
+            per_file_ignores=list(config.per_file_ignores), config_root=config.root,
+        )
+        for name, value in overrides.items():
+            setattr(options, name, value)
+        return options
 
 
-def build_report(ingested: Ingested, options: CheckOptions) -> Report:
-    codes = selected_codes(options.select or None, options.ignore)
+def profile_book(options: CheckOptions) -> ProfileBook:
+    return ProfileBook(options.context_window, options.aliases, options.model_windows)
+
+
+def build_report(ingested: Ingested, options: CheckOptions, progress: NoProgress | None = None) -> Report:
+    codes = selected_codes(options.select or None, options.ignore, options.extend_select)
     rules = [RULES[code]() for code in codes if RULES[code].scope != "record"]
-    engine = Engine(rules, ProfileBook(options.context_window, options.aliases), options=LintOptions())
+    engine = Engine(rules, profile_book(options), options=LintOptions(options.rule_options, options.severities))
     sessions = build_sessions(ingested.records)
-    result = engine.run(sessions)
+    result = engine.run(sessions, progress)
     findings = list(result.findings)
     if "CTX900" in codes:
         findings += problem_findings(ingested.problems, RULES["CTX900"](), engine)
         findings.sort(key=Finding.sort_key)
+    findings, ignored = per_file.apply(findings, options.per_file_ignores, options.config_root or Path.cwd())
+    suppressed = {"per-file-ignores": ignored} if ignored else {}
+    stale: list[dict[str, Any]] = []
+    if options.baseline is not None:
+        matched = baseline.apply(findings, options.baseline)
+        findings, stale = matched.kept, matched.stale
+        suppressed["baseline"] = matched.suppressed
+    if options.redact:
+        findings = [redact_finding(f) for f in findings]
+        stale = [{**entry, "message": placeholder(str(entry.get("message", "")))} for entry in stale]
     return Report(
         findings=findings, sessions=sessions, metrics=result.metrics, coverage=result.coverage,
         files=ingested.files, records=len(ingested.records), skipped=ingested.skipped_by_reason,
-        io_errors=ingested.io_errors,
+        io_errors=ingested.io_errors, suppressed=suppressed, baseline_stale=stale, redacted=options.redact,
     )
 
 
-def run_check(paths: list[str], options: CheckOptions | None = None) -> Report:
+def run_check(paths: list[str], options: CheckOptions | None = None, progress: NoProgress | None = None) -> Report:
     options = options or CheckOptions()
-    return build_report(read_inputs(paths, options.session_key, options.input_format), options)
+    progress = progress or NoProgress()
+    try:
+        return build_report(read_inputs(paths, options.session_key, options.input_format, progress), options, progress)
+    finally:
+        progress.close()
 
 
 def lint(records: Iterable[Record], options: CheckOptions | None = None) -> list[Finding]:
@@ -53,3 +103,21 @@ def lint(records: Iterable[Record], options: CheckOptions | None = None) -> list
     for record in records:
         (ingested.problems if isinstance(record, InputProblem) else ingested.records).append(record)
     return build_report(ingested, options or CheckOptions()).findings
+
+
+def find_session(report: Report, wanted: str) -> Session | None:
+    """The session with this id, or the only one whose id starts with it."""
+    exact = next((s for s in report.sessions if s.id == wanted), None)
+    if exact is not None:
+        return exact
+    prefixed = [s for s in report.sessions if s.id.startswith(wanted)]
+    return prefixed[0] if len(prefixed) == 1 else None
+
+
+def session_send_record(report: Report, session: Session, options: CheckOptions) -> SendRecord:
+    turn_tokens = {t.number: (report.metrics[(session.id, t.number)].tokens, report.metrics[(session.id, t.number)].counter) for t in session.turns}
+    return send_record(session, report.session_findings(session), profile_book(options), TokenCounter(), turn_tokens)
+
+
+def log_usage_of(report: Report) -> tuple[list[Usage], list[Usage]]:
+    return log_usage(report.sessions, report.metrics, TokenCounter())

@@ -11,7 +11,8 @@ import orjson
 
 from ctxlint.chat import REASONING_FIELDS, message_identity, role_of, short_hash
 from ctxlint.ingest.record import InputProblem
-from ctxlint.profiles import Profile, ProfileBook
+from ctxlint.profiles import Profile, ProfileBook, passback_required
+from ctxlint.progress import NoProgress
 from ctxlint.rules.base import Finding, Rule, Violation
 from ctxlint.sessions.history import Transition, align
 from ctxlint.sessions.model import Session, Turn
@@ -111,11 +112,7 @@ class TurnContext:
 
     def passback_required(self, message: dict[str, Any]) -> bool:
         """Whether the profile says this assistant message's reasoning must go back."""
-        policy = self.profile.passback
-        if "tool_call_turns" in policy and message.get("tool_calls"):
-            return True
-        thinking = self.request.get("thinking")
-        return "clear_thinking_false" in policy and isinstance(thinking, dict) and thinking.get("clear_thinking") is False
+        return passback_required(self.profile, self.request, message)
 
     def known_reasoning(self, identity: tuple) -> dict[str, Any] | None:
         return self.ledger.get(identity)
@@ -180,7 +177,9 @@ class Engine:
         return count
 
     def _finding(self, rule: Rule, session: Session | None, turn: Turn | None, violation: Violation, file: str, line: int) -> Finding:
+        # Line numbers stay out of the fingerprint, so appending records keeps a baseline valid.
         base = session_fingerprint_base(session) if session is not None else file
+        turn_content = short_hash([list(map(str, ident)) for ident in turn.identities]) if turn is not None else ""
         return Finding(
             code=rule.code, name=rule.name,
             severity=self.options.severities.get(rule.code, rule.severity),
@@ -189,14 +188,17 @@ class Engine:
             message_index=violation.message_index, tool_call_id=violation.tool_call_id,
             pointer=violation.pointer, evidence=violation.evidence,
             remediation=rule.remediation,
-            fingerprint=short_hash(rule.code, base, repr(violation.key)),
+            fingerprint=short_hash(rule.code, base, turn_content, repr(violation.key)),
         )
 
-    def run(self, sessions: list[Session]) -> LintResult:
+    def run(self, sessions: list[Session], progress: NoProgress | None = None) -> LintResult:
+        progress = progress or NoProgress()
+        progress.checking(len(sessions))
         findings: list[Finding] = []
         metrics: dict[tuple[str, int], TurnMetrics] = {}
         judged: Counter = Counter()
         unjudged: dict[str, Counter] = defaultdict(Counter)
+        caveats: dict[str, Counter] = defaultdict(Counter)
         reported: set[tuple] = set()
         turn_rules = [r for r in self.rules if r.scope != "log"]
         for session in sessions:
@@ -210,6 +212,9 @@ class Engine:
                         unjudged[rule.code][reason] += 1
                         continue
                     judged[rule.code] += 1
+                    caveat = rule.caveat(ctx)
+                    if caveat:
+                        caveats[rule.code][caveat] += 1
                     for violation in rule.check(ctx):
                         marker = (rule.code, session.id, violation.key)
                         if marker in reported:
@@ -219,6 +224,7 @@ class Engine:
                 metrics[(session.id, turn.number)] = self._metrics(ctx)
                 self._learn(ledger, turn)
                 previous = turn
+            progress.checked()
         log_ctx = LogContext(self, sessions)
         for rule in (r for r in self.rules if r.scope == "log"):
             judged[rule.code] += sum(len(s.turns) for s in sessions)
@@ -228,7 +234,8 @@ class Engine:
                     reported.add(marker)
                     findings.append(self._finding(rule, session, turn, violation, turn.record.file, turn.record.line))
         coverage = {
-            rule.code: {"judged": judged[rule.code], "not_judged": dict(sorted(unjudged[rule.code].items()))}
+            rule.code: {"judged": judged[rule.code], "not_judged": dict(sorted(unjudged[rule.code].items())),
+                        "judged_with_caveats": dict(sorted(caveats[rule.code].items()))}
             for rule in self.rules
         }
         findings.sort(key=Finding.sort_key)
@@ -259,6 +266,6 @@ class Engine:
 def problem_findings(problems: Iterable[InputProblem], rule: Rule, engine: Engine) -> list[Finding]:
     """CTX900 findings for lines that never became records."""
     return [
-        engine._finding(rule, None, None, Violation(p.message, key=(p.file, p.line), pointer=p.pointer), p.file, p.line)
+        engine._finding(rule, None, None, Violation(p.message, key=(p.message, p.pointer), pointer=p.pointer), p.file, p.line)
         for p in problems
     ]

@@ -39,3 +39,14 @@ def selected_codes(select: list[str] | None, ignore: list[str] | None, extend_se
         if best_select is not None and (best_ignore is None or best_select > best_ignore):
             chosen.append(code)
     return chosen
+
+
+def resolve_per_code(settings: dict[str, str], where: str = "") -> dict[str, str]:
+    """{selector: value} -> {code: value}; for each rule the most specific selector's value."""
+    validate(list(settings), where)
+    resolved = {}
+    for code, rule in RULES.items():
+        ranked = [(s, value) for selector, value in settings.items() if (s := _specificity(selector, code, rule.name)) is not None]
+        if ranked:
+            resolved[code] = max(ranked, key=lambda pair: pair[0])[1]
+    return resolved

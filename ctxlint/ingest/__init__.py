@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
@@ -10,6 +11,7 @@ from ctxlint.ingest.jsonl import ReadError, iter_lines
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped
 from ctxlint.ingest.shapes import BatchOutput, normalize
 from ctxlint.ingest.sources import Source, expand
+from ctxlint.progress import NoProgress
 
 Item = Record | InputProblem | Skipped | BatchOutput
 
@@ -27,8 +29,8 @@ class Ingested:
         return dict(sorted(Counter(s.reason for s in self.skipped).items()))
 
 
-def read_jsonl(source: Source, session_key: str | None) -> Iterator[Item]:
-    for number, obj in iter_lines(source.path):
+def read_jsonl(source: Source, session_key: str | None, progress: NoProgress) -> Iterator[Item]:
+    for number, obj in iter_lines(source.path, progress.advance):
         yield obj if isinstance(obj, InputProblem) else normalize(obj, source.path, number, session_key)
 
 
@@ -37,7 +39,7 @@ def _readers() -> dict[str, Callable[[Source, str | None], Iterable[Item]]]:
     from ctxlint.ingest.snapshot import read_snapshot
     from ctxlint.ingest.trajectory import read_trajectory
 
-    return {"jsonl": read_jsonl, "cassette": read_cassette, "snapshot": read_snapshot, "trajectory": read_trajectory}
+    return {"cassette": read_cassette, "snapshot": read_snapshot, "trajectory": read_trajectory}
 
 
 def collect(items: Iterable[Item], into: Ingested) -> None:
@@ -64,15 +66,29 @@ def collect(items: Iterable[Item], into: Ingested) -> None:
             record.response = output.response
 
 
-def read_inputs(paths: list[str], session_key: str | None = None, input_format: str | None = None) -> Ingested:
+def _size(source: Source) -> int:
+    try:
+        return os.stat(source.path).st_size if source.path != "-" and os.path.isfile(source.path) else 0
+    except OSError:
+        return 0
+
+
+def read_inputs(paths: list[str], session_key: str | None = None, input_format: str | None = None,
+                progress: NoProgress | None = None) -> Ingested:
     result = Ingested()
+    progress = progress or NoProgress()
     sources, result.io_errors = expand(paths, input_format)
     readers = _readers()
     items: list[Item] = []
+    progress.reading(sum(map(_size, sources)))
 
     def guarded(source: Source) -> Iterator[Item]:
         try:
-            yield from readers[source.format](source, session_key)
+            if source.format == "jsonl":
+                yield from read_jsonl(source, session_key, progress)
+            else:
+                yield from readers[source.format](source, session_key)
+                progress.advance(_size(source))
         except ReadError as error:
             result.io_errors.append(str(error))
 

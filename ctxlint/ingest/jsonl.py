@@ -6,7 +6,7 @@ import contextlib
 import gzip
 import sys
 import zlib
-from typing import IO, Iterator
+from typing import IO, Callable, Iterator
 
 import orjson
 
@@ -39,8 +39,10 @@ def decode_error(error: orjson.JSONDecodeError, line_bytes: bytes, last: bool) -
     return f"not JSON: {error.msg} at column {error.colno}"
 
 
-def iter_lines(path: str) -> Iterator[tuple[int, object | InputProblem]]:
-    """(line number, parsed object or problem) for every non-blank line; raises ReadError."""
+def iter_lines(path: str, on_bytes: Callable[[int], None] | None = None) -> Iterator[tuple[int, object | InputProblem]]:
+    """(line number, parsed object or problem) for every non-blank line; raises ReadError.
+
+    on_bytes hears how many bytes were read, for a progress bar."""
     try:
         stream = open_binary(path)
     except OSError as error:
@@ -52,6 +54,8 @@ def iter_lines(path: str) -> Iterator[tuple[int, object | InputProblem]]:
             while pending:
                 line_bytes, pending = pending, stream.readline()
                 number += 1
+                if on_bytes is not None:
+                    on_bytes(len(line_bytes))
                 text = line_bytes
                 if number == 1 and text.startswith(b"\xef\xbb\xbf"):
                     text = text[3:]

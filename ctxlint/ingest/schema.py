@@ -41,5 +41,25 @@ def request_problems(body: dict[str, Any]) -> list[tuple[str, str]]:
     for error in sorted(_validator().iter_errors(body), key=lambda e: list(map(str, e.absolute_path))):
         best = jsonschema.exceptions.best_match([error])
         pointer = json_pointer(best.absolute_path)
-        problems.append((pointer, f"{best.message} (schema keyword '{best.validator}')"))
+        problems.append((pointer, describe(best)))
     return problems
+
+
+_JSON_TYPES = ((bool, "a boolean"), (int, "a number"), (float, "a number"), (str, "a string"), (list, "an array"), (dict, "an object"), (type(None), "null"))
+
+
+def json_type(value: Any) -> str:
+    return next(name for kind, name in _JSON_TYPES if isinstance(value, kind))
+
+
+def describe(error: jsonschema.ValidationError) -> str:
+    """What is wrong, without quoting the log's values: messages may hold private text."""
+    keyword, expected = error.validator, error.validator_value
+    if keyword == "type":
+        wanted = " or ".join(expected) if isinstance(expected, list) else expected
+        return f"is {json_type(error.instance)}, expected {wanted} (schema keyword 'type')"
+    if keyword == "enum":
+        return f"is not one of {', '.join(map(str, expected))} (schema keyword 'enum')"
+    if keyword in ("required", "additionalProperties", "dependentRequired"):
+        return f"{error.message} (schema keyword '{keyword}')"
+    return f"does not satisfy '{keyword}': {str(expected)[:80]} (schema keyword '{keyword}')"

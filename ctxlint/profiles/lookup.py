@@ -137,5 +137,13 @@ class ProfileBook:
         return replace(profile, context_window=window, window_source="user override")
 
 
+def passback_required(profile: Profile, request: dict[str, Any], message: dict[str, Any]) -> bool:
+    """Whether the profile says this assistant message's reasoning must be sent back."""
+    if "tool_call_turns" in profile.passback and message.get("tool_calls"):
+        return True
+    thinking = request.get("thinking")
+    return "clear_thinking_false" in profile.passback and isinstance(thinking, dict) and thinking.get("clear_thinking") is False
+
+
 def source_text(source_id: str) -> str:
     return _table()["sources"].get(source_id, source_id)

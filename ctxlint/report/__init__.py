@@ -21,6 +21,9 @@ class Report:
     records: int
     skipped: dict[str, int] = field(default_factory=dict)
     io_errors: list[str] = field(default_factory=list)
+    suppressed: dict[str, int] = field(default_factory=dict)  # by per-file-ignores / baseline
+    baseline_stale: list[dict[str, Any]] = field(default_factory=list)
+    redacted: bool = False
 
     def session_findings(self, session: Session) -> list[Finding]:
         return [f for f in self.findings if f.session == session.id]
@@ -41,6 +44,15 @@ class Report:
 
     def counters_used(self) -> dict[str, int]:
         return dict(sorted(Counter(m.counter for m in self.metrics.values()).items()))
+
+    def unchecked(self) -> dict[str, dict[str, int]]:
+        """Rules that could not judge some request: code -> reason -> requests."""
+        return {code: cov["not_judged"] for code, cov in self.coverage.items() if cov["not_judged"]}
+
+    def statistics(self) -> list[tuple[str, str, str, int]]:
+        """(code, name, severity, findings) per rule that reported, most findings first."""
+        counts = Counter((f.code, f.name, f.severity) for f in self.findings)
+        return sorted(((code, name, severity, n) for (code, name, severity), n in counts.items()), key=lambda row: (-row[3], row[0]))
 
     def fails(self, fail_on: str) -> bool:
         threshold = severity_rank(fail_on)

@@ -27,9 +27,17 @@ def report_dict(report: Report) -> dict[str, Any]:
         ],
         "summary": {**report.summary(), "skipped": report.skipped, "token_counters": report.counters_used()},
         "coverage": report.coverage,
+        "suppressed": report.suppressed,
+        "baseline_stale": report.baseline_stale,
+        "redacted": report.redacted,
         "io_errors": report.io_errors,
     }
 
 
 def render_json(report: Report) -> str:
     return orjson.dumps(report_dict(report), option=orjson.OPT_INDENT_2).decode() + "\n"
+
+
+def render_statistics_json(report: Report) -> str:
+    rows = [{"code": code, "name": name, "severity": severity, "count": count} for code, name, severity, count in report.statistics()]
+    return orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode() + "\n"

@@ -109,6 +109,17 @@ def _summary(report: Report, console: Console) -> None:
         console.print("prompt tokens counted by: " + ", ".join(f"{name} ({n} request{'s' if n != 1 else ''})" for name, n in counters.items()))
     if report.skipped:
         console.print("skipped (not linted): " + ", ".join(f"{safe(reason)}: {n}" for reason, n in report.skipped.items()))
-    gaps = {code: cov["not_judged"] for code, cov in report.coverage.items() if cov["not_judged"]}
+    gaps = report.unchecked()
     if gaps:
         console.print("could not check: " + "; ".join(f"{code} {sum(r.values())} request{'s' if sum(r.values()) != 1 else ''} ({', '.join(r)})" for code, r in gaps.items()))
+    if report.suppressed:
+        console.print("not shown: " + ", ".join(f"{n} by {how}" for how, n in report.suppressed.items()))
+    if report.baseline_stale:
+        console.print(Text(f"baseline entries that no longer occur ({len(report.baseline_stale)}):", style="bold"))
+        for entry in report.baseline_stale:
+            console.print(Text(safe(f"  {entry.get('file')}:{entry.get('line')} {entry.get('code')} {entry.get('message', '')} [{entry['fingerprint']}]")))
+
+
+def render_statistics(report: Report, out: IO[str]) -> None:
+    for code, name, severity, count in report.statistics():
+        out.write(f"{count:>6}  {code}  {severity:<7}  {name}\n")

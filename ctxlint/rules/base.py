@@ -64,7 +64,8 @@ class Rule:
     scope: ClassVar[str] = "request"
     remediation: ClassVar[str]
     options: ClassVar[dict[str, Any]] = {}
-    # Which conditions make a request not judgeable by this rule, for the coverage report.
+    # What a judgment depends on (window, thinking_profile, chain, previous_response, tokens),
+    # so the coverage report can say which requests could not be judged, and why.
     needs: ClassVar[tuple[str, ...]] = ()
 
     def cannot_judge(self, ctx: "TurnContext") -> str | None:
@@ -74,6 +75,16 @@ class Rule:
                 return "unknown model: no context window"
             if need == "thinking_profile" and ctx.profile.thinking_mode is None:
                 return "unknown model: no thinking profile"
+            if need == "chain" and not ctx.session.explicit_key and len(ctx.session.turns) == 1:
+                return "no session key and no chain found"
+            if need == "previous_response" and ctx.previous is not None and ctx.previous.record.response is None:
+                return "no response logged for the previous request"
+        return None
+
+    def caveat(self, ctx: "TurnContext") -> str | None:
+        """What makes a judgment of this request less than certain, for the coverage report."""
+        if "tokens" in self.needs and not ctx.tokens.exact:
+            return f"tokens {'estimated' if ctx.tokens.counter == 'estimate' else 'approximated'}, not counted ({ctx.tokens.counter})"
         return None
 
     def check(self, ctx: "TurnContext") -> Iterable[Violation]:

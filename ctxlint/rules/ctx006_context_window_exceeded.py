@@ -3,6 +3,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from ctxlint.chat import excerpt
 from ctxlint.rules.base import Rule, Violation
 
 # Phrases providers use when a prompt does not fit (OpenAI, DeepSeek, Zhipu, Moonshot, vLLM, Anthropic).
@@ -48,6 +49,7 @@ class ContextWindowExceeded(Rule):
     code = "CTX006"
     name = "context-window-exceeded"
     severity = "error"
+    needs = ("tokens",)
     remediation = "Trim or summarize old history (keep the system prompt and first user message) before the prompt reaches the window."
 
     def cannot_judge(self, ctx) -> str | None:
@@ -66,8 +68,9 @@ class ContextWindowExceeded(Rule):
                 evidence={"prompt_tokens": tokens.tokens, "counter": tokens.counter, "window": window, "window_source": ctx.profile.window_source},
             )
         elif provider_said:
+            quoted = excerpt(provider_said, 200)
             yield Violation(
-                f"the provider refused the prompt as too long: {provider_said[:160]}",
+                f"the provider refused the prompt as too long: {quoted}",
                 key="exceeded",
-                evidence={"provider_message": provider_said[:300], "prompt_tokens": tokens.tokens, "counter": tokens.counter},
+                evidence={"provider_message": quoted, "prompt_tokens": tokens.tokens, "counter": tokens.counter},
             )

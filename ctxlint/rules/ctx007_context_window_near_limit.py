@@ -27,7 +27,7 @@ class ContextWindowNearLimit(Rule):
     code = "CTX007"
     name = "context-window-near-limit"
     severity = "warning"
-    needs = ("window",)
+    needs = ("window", "tokens")
     options = {"ratio": 0.8}
     remediation = "Start compacting history now: the next turns will run out of context window."
 

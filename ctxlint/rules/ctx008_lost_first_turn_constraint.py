@@ -63,6 +63,7 @@ class LostFirstTurnConstraint(Rule):
     code = "CTX008"
     name = "lost-first-turn-constraint"
     severity = "error"
+    needs = ("chain",)
     scope = "session"
     remediation = "Trim history from the middle: always resend the first system message and the first user message."
 
@@ -89,5 +90,5 @@ class LostFirstTurnConstraint(Rule):
                     if len(lost) == len(wanted) else
                     f"the session's first {role} message (turn 1, message {index}) lost {len(lost)} of its {len(wanted)} lines",
                     key=role,
-                    evidence={"first_request_line": ctx.session.first.record.line, "lost_line": excerpt(sorted(lost)[0], 80)},
+                    evidence={"first_request_line": ctx.session.first.record.line, "first_turn_index": index, "lost_line": excerpt(sorted(lost)[0], 80)},
                 )

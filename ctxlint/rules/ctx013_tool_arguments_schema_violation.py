@@ -5,7 +5,7 @@ from typing import Iterable
 import jsonschema
 
 from ctxlint.chat import assistant_calls, call_function
-from ctxlint.ingest.schema import json_pointer
+from ctxlint.ingest.schema import describe, json_pointer
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx012_invalid_tool_arguments import parsed_arguments
 
@@ -62,7 +62,7 @@ class ToolArgumentsSchemaViolation(Rule):
             if error is not None:
                 path = json_pointer(error.absolute_path) or "/"
                 yield Violation(
-                    f"arguments of tool call {call.get('id')!r} ({name}) break its schema at {path}: {error.message[:160]} (keyword '{error.validator}')",
+                    f"arguments of tool call {call.get('id')!r} ({name}) break its schema at {path}: {describe(error)}",
                     key=(call.get("id"), name, path, error.validator), message_index=index, tool_call_id=call.get("id"),
                     pointer=f"/messages/{index}/tool_calls/{position}/function/arguments",
                     evidence={"path": path, "keyword": error.validator},

@@ -32,7 +32,7 @@ class ModifiedReasoningContent(Rule):
     name = "modified-reasoning-content"
     severity = "error"
     scope = "session"
-    needs = ("thinking_profile",)
+    needs = ("thinking_profile", "chain")
     remediation = "Pass reasoning back exactly as the response carried it; do not strip, trim or re-join it."
 
     def check(self, ctx) -> Iterable[Violation]:

@@ -29,6 +29,7 @@ class EmptyToolCallRetry(Rule):
     code = "CTX017"
     name = "empty-tool-call-retry"
     severity = "warning"
+    needs = ("chain", "previous_response")
     scope = "session"
     remediation = "Treat a response with tool_calls and empty content as complete: run the tools instead of retrying."
 

@@ -28,6 +28,7 @@ class OversizedToolResult(Rule):
     code = "CTX020"
     name = "oversized-tool-result"
     severity = "warning"
+    needs = ("tokens",)
     options = {"max_tokens": 8192, "max_share": 0.5}
     remediation = "Trim tool output to what the model needs (fields, top results) before sending it back."
 

@@ -28,6 +28,7 @@ class TruncatedResponseReused(Rule):
     code = "CTX021"
     name = "truncated-response-reused"
     severity = "warning"
+    needs = ("chain", "previous_response")
     scope = "session"
     remediation = "Do not store a reply that ended with finish_reason 'length' as complete: continue it or regenerate."
 

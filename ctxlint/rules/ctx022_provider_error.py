@@ -3,6 +3,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from ctxlint.chat import excerpt
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx006_context_window_exceeded import CONTEXT_LENGTH_ERROR
 
@@ -62,7 +63,7 @@ class ProviderError(Rule):
         kind = classify(response.status, text)
         if kind == "context length":
             return  # CTX006 reports it, with the token count
-        quoted = str(error.get("message") or text or f"HTTP {response.status}")[:200]
+        quoted = excerpt(str(error.get("message") or text or f"HTTP {response.status}"), 200)
         yield Violation(
             f"the provider answered with an error ({kind}{f', HTTP {response.status}' if response.status else ''}): {quoted}",
             key=("error", ctx.turn.number), evidence={"class": kind, "status": response.status, "provider_message": quoted},

@@ -53,7 +53,9 @@ class RepairedHistory(Rule):
                      or (0 < index < len(messages) - 1 and role_of(messages[index - 1]) == role_of(messages[index + 1]) == "assistant"))
             )
             if marker or filler:
+                repair_text = excerpt(marker.group() if marker else text, 80)
                 yield Violation(
-                    f"message {index} is a gateway's repair text: {excerpt(marker.group() if marker else text, 80)!r}",
+                    f"message {index} is a gateway's repair text: {repair_text}",
                     key=ctx.turn.identities[index], message_index=index, pointer=f"/messages/{index}/content",
+                    evidence={"repair_text": repair_text},
                 )

@@ -1,0 +1,1 @@
+"""Triage views over a checked log: the send record of one session, and the cost picture."""

@@ -1,0 +1,189 @@
+"""The send record of one session: for every message the session ever had, what became of it
+in every later request — sent verbatim, sent modified (which field), dropped (legal or not),
+or replaced by a summary. It answers "what did the model actually see when it forgot?"."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxlint.chat import REASONING_FIELDS, Quoted, excerpt, message_identity, role_of, text_of, tool_call_ids
+from ctxlint.profiles import ProfileBook, passback_required
+from ctxlint.rules.base import Finding
+from ctxlint.sessions.model import STEERING_ROLES, Session, Turn
+from ctxlint.tokens.counter import TokenCounter
+
+SENT, MODIFIED, DROPPED, SUMMARIZED = "sent", "modified", "dropped", "summarized"
+EDIT_SIMILARITY = 0.6  # how alike two system prompts must be to count as one edited prompt
+
+
+@dataclass(slots=True)
+class Status:
+    kind: str  # sent, modified, dropped, summarized
+    index: int | None = None  # position in that turn's request, when sent
+    changed: tuple[str, ...] = ()  # fields that differ from the message as first seen
+    legal: bool = True
+    why: str = ""
+
+
+@dataclass(slots=True)
+class Entry:
+    row: int
+    role: str
+    origin: str  # "turn 2 request" or "turn 1 response"
+    first_turn: int
+    tokens: int
+    counter: str
+    excerpt: Quoted
+    tool_call_ids: tuple[str, ...]
+    original: dict[str, Any]
+    statuses: dict[int, Status] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class SendRecord:
+    session: Session
+    entries: list[Entry]
+    turn_tokens: dict[int, tuple[int, str]]  # turn -> (prompt tokens, counter)
+    first_loss: tuple[int, int] | None  # (row, turn) of the first illegal drop or change
+
+
+def _changed_fields(original: dict[str, Any], sent: dict[str, Any]) -> tuple[str, ...]:
+    changed = []
+    if text_of(original.get("content")) != text_of(sent.get("content")):
+        changed.append("content")
+    for name in REASONING_FIELDS:
+        if original.get(name) not in (None, "", []) and original.get(name) != sent.get(name):
+            changed.append(name)
+    if (original.get("tool_calls") or None) != (sent.get("tool_calls") or None):
+        changed.append("tool_calls")
+    return tuple(changed)
+
+
+def _similar(first: str, second: str) -> bool:
+    return difflib.SequenceMatcher(None, first[:2000], second[:2000], autojunk=False).ratio() >= EDIT_SIMILARITY
+
+
+def _finding_for(findings: list[Finding], turn: int, entry: Entry, index: int | None) -> Finding | None:
+    """A finding of this turn that is about this message (by tool_call id, index, or first-turn slot)."""
+    for finding in findings:
+        if finding.turn != turn or finding.severity == "info":
+            continue
+        if finding.tool_call_id and finding.tool_call_id in entry.tool_call_ids:
+            return finding
+        if index is not None and finding.message_index == index:
+            return finding
+        if entry.first_turn == 1 and entry.origin == "turn 1 request" and finding.evidence.get("first_turn_index") == entry.row - 1:
+            return finding
+    return None
+
+
+class SendRecordBuilder:
+    def __init__(self, session: Session, findings: list[Finding], profiles: ProfileBook, counter: TokenCounter,
+                 turn_tokens: dict[int, tuple[int, str]]) -> None:
+        self.session = session
+        self.findings = findings
+        self.profiles = profiles
+        self.counter = counter
+        self.turn_tokens = turn_tokens
+        self.entries: list[Entry] = []
+
+    def _add(self, message: dict[str, Any], origin: str, turn: Turn) -> Entry:
+        tokens = self.counter.count_message(message, turn.record.model)
+        entry = Entry(
+            row=len(self.entries) + 1, role=role_of(message) or "?", origin=origin, first_turn=turn.number,
+            tokens=tokens.tokens, counter=tokens.counter,
+            excerpt=excerpt(text_of(message.get("content")) or ("(tool calls " + ", ".join(tool_call_ids(message)) + ")" if message.get("tool_calls") else ""), 48),
+            tool_call_ids=tuple(tool_call_ids(message) or ([str(message["tool_call_id"])] if message.get("tool_call_id") else [])),
+            original=message,
+        )
+        self.entries.append(entry)
+        return entry
+
+    def build(self) -> SendRecord:
+        by_identity: dict[tuple, Entry] = {}
+        for turn in self.session.turns:
+            profile = self.profiles.lookup(turn.record.model)
+            matched: dict[int, Entry] = {}
+            cursor = -1
+            positions: dict[tuple, list[int]] = {}
+            for index, identity in enumerate(turn.identities):
+                positions.setdefault(identity, []).append(index)
+            for identity, entry in by_identity.items():
+                index = next((p for p in positions.get(identity, ()) if p > cursor), None)
+                if index is None:
+                    index = next((p for p in positions.get(identity, ()) if p not in matched), None)
+                if index is not None:
+                    matched[index] = entry
+                    cursor = max(cursor, index)
+            self._pair_edited(turn, matched)
+            last_kept = max(matched, default=-1)
+            inserted = [i for i in range(len(turn.messages)) if i not in matched and i < last_kept]
+            for index, message in enumerate(turn.messages):
+                if index not in matched:
+                    entry = self._add(message, f"turn {turn.number} request", turn)
+                    by_identity.setdefault(turn.identities[index], entry)
+                    matched[index] = entry
+                    entry.statuses[turn.number] = Status(SENT, index)
+                    continue
+                entry = matched[index]
+                changed = _changed_fields(entry.original, message)
+                status = Status(MODIFIED if changed else SENT, index, changed)
+                if changed:
+                    finding = _finding_for(self.findings, turn.number, entry, index)
+                    reasoning_only = all(name in REASONING_FIELDS for name in changed)
+                    if finding is not None:
+                        status.legal, status.why = False, f"{finding.code}: {finding.message}"
+                    elif reasoning_only and role_of(message) == "assistant" and passback_required(profile, turn.record.request, entry.original):
+                        status.legal, status.why = False, f"{profile.id} requires this reasoning to be passed back"
+                    elif reasoning_only:
+                        status.why = f"dropping reasoning here is allowed by {profile.id or 'the unknown model'}"
+                entry.statuses[turn.number] = status
+            kept = set(map(id, matched.values()))
+            for entry in self.entries:
+                if id(entry) in kept or entry.first_turn > turn.number or (entry.first_turn == turn.number and "response" in entry.origin):
+                    continue
+                if not entry.statuses and "response" not in entry.origin:
+                    continue
+                finding = _finding_for(self.findings, turn.number, entry, None)
+                previous = entry.statuses.get(turn.number - 1)
+                if finding is not None:
+                    status = Status(DROPPED, legal=False, why=f"{finding.code}: {finding.message}")
+                elif previous is not None and previous.kind in (DROPPED, SUMMARIZED):
+                    status = Status(previous.kind, legal=previous.legal, why="still not sent" if previous.legal else previous.why)
+                elif inserted:
+                    status = Status(SUMMARIZED, why=f"replaced by message {inserted[0]} of this request")
+                else:
+                    status = Status(DROPPED, why="trimmed; nothing later refers to it")
+                entry.statuses[turn.number] = status
+            response = turn.response_message
+            if response is not None and message_identity(response) not in by_identity:
+                by_identity[message_identity(response)] = self._add(response, f"turn {turn.number} response", turn)
+        return SendRecord(self.session, self.entries, self.turn_tokens, self._first_loss())
+
+    def _pair_edited(self, turn: Turn, matched: dict[int, Entry]) -> None:
+        """A system prompt sent last turn at index k, now missing, whose slot k holds a mostly equal
+        new system prompt (a fresh timestamp, say), was edited in place, not replaced."""
+        taken = set(map(id, matched.values()))
+        for entry in self.entries:
+            last = entry.statuses.get(turn.number - 1)
+            if entry.role not in STEERING_ROLES or id(entry) in taken or last is None or last.index is None or last.kind == DROPPED:
+                continue
+            slot = last.index
+            if (slot < len(turn.messages) and slot not in matched and role_of(turn.messages[slot]) == entry.role
+                    and _similar(text_of(entry.original.get("content")), text_of(turn.messages[slot].get("content")))):
+                matched[slot] = entry
+                taken.add(id(entry))
+
+    def _first_loss(self) -> tuple[int, int] | None:
+        losses = [(turn, entry.row) for entry in self.entries for turn, status in entry.statuses.items() if not status.legal]
+        if not losses:
+            return None
+        turn, row = min(losses)
+        return row, turn
+
+
+def send_record(session: Session, findings: list[Finding], profiles: ProfileBook, counter: TokenCounter,
+                turn_tokens: dict[int, tuple[int, str]]) -> SendRecord:
+    return SendRecordBuilder(session, findings, profiles, counter, turn_tokens).build()

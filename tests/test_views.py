@@ -1,0 +1,56 @@
+"""Triage views: `ctxlint show` (the send record of one session) and `ctxlint stats`."""
+
+from __future__ import annotations
+
+import orjson
+
+from conftest import FIXTURES
+from helpers import run_cli
+
+DEMO = str(FIXTURES / "demo" / "broken-agent.jsonl")
+
+
+def test_show_marks_what_each_turn_kept_changed_and_lost():
+    result = run_cli("show", DEMO, "--session", "trip-42")
+    assert result.exit_code == 0
+    text = result.stdout
+    assert "turn 2: message #3 (assistant, turn 1 response) sent modified (reasoning_content) — not legal: CTX004" in text
+    assert "turn 3: message #1 (system, turn 1 request) dropped — not legal: CTX008" in text
+    assert "turn 3: message #5 (tool, turn 2 request) dropped — legal: trimmed" in text
+    assert "dropping reasoning here is allowed by deepseek-reasoner" in text
+    assert "first loss: message #3, at turn 2" in text
+
+
+def test_show_json_has_per_message_per_turn_status_and_tokens():
+    record = orjson.loads(run_cli("show", DEMO, "--session", "trip-42", "--format", "json").stdout)
+    assert record["first_loss"] == {"message": 3, "turn": 2}
+    assert [t["prompt_tokens"] for t in record["turns"]] == [412, 655, 301]
+    first_user = record["messages"][1]
+    assert first_user["role"] == "user" and first_user["tokens"] > 0
+    assert {n: s["status"] for n, s in first_user["turns"].items()} == {"1": "sent", "2": "sent", "3": "dropped"}
+    assert first_user["turns"]["3"]["legal"] is False
+    system = record["messages"][0]
+    assert system["turns"]["2"] == {**system["turns"]["2"], "status": "modified", "changed": ["content"], "legal": True}
+
+
+def test_show_a_prefix_and_an_unknown_session():
+    assert run_cli("show", DEMO, "--session", "chat").exit_code == 0
+    result = run_cli("show", DEMO, "--session", "nope")
+    assert result.exit_code == 2 and "no session 'nope'" in result.stderr and "trip-42" in result.stderr
+
+
+def test_show_redact_prints_no_message_text():
+    result = run_cli("show", DEMO, "--session", "trip-42", "--redact")
+    assert "TripBot" not in result.stdout and "Rome" not in result.stdout and "<redacted" in result.stdout
+
+
+def test_stats_per_model_and_session():
+    document = orjson.loads(run_cli("stats", DEMO, "--format", "json").stdout)
+    models = {m["name"]: m for m in document["models"]}
+    assert set(models) == {"deepseek-reasoner", "glm-5.1"}
+    trip = models["deepseek-reasoner"]
+    assert trip["requests"] == 3 and trip["prompt_tokens"] == {"p50": 412, "p95": 655, "max": 655, "total": 1368}
+    assert 0 < trip["resent_share"] < 1 and 0 < trip["tool_result_share"] < 1
+    assert trip["peak_window_ratio"] == round(655 / 1_000_000, 4)
+    text = run_cli("stats", DEMO).stdout
+    assert "per model" in text and "deepseek-reasoner" in text and "prompt tokens by server" in text
