@@ -122,6 +122,15 @@ def message_identity(message: dict[str, Any]) -> tuple:
     return (role, short_hash(text_of(message.get("content")) or message.get("content")))
 
 
+_JSON_TYPES = ((bool, "a boolean"), (int, "a number"), (float, "a number"), (str, "a string"), (list, "an array"),
+               (dict, "an object"), (type(None), "null"))
+
+
+def json_type(value: Any) -> str:
+    """How JSON names the type of a parsed value: "an array", "null"…"""
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), type(value).__name__)
+
+
 class Quoted(str):
     """Text quoted from a log. Renderers escape it, and --redact replaces it by a hash."""
 

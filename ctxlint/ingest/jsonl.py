@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import json
 import sys
 import zlib
 from typing import IO, Callable, Iterator
@@ -14,6 +15,7 @@ from ctxlint.ingest.record import InputProblem
 
 GZIP_MAGIC = b"\x1f\x8b"
 NUL = b"\x00"
+JSON_DEPTH_LIMIT = 1024  # orjson's; a chat request is never near it
 
 
 class ReadError(Exception):
@@ -36,7 +38,65 @@ def decode_error(error: orjson.JSONDecodeError, line_bytes: bytes, last: bool) -
         line_bytes.decode("utf-8")
     except UnicodeDecodeError as bad:
         return f"not JSON: invalid UTF-8 byte at column {bad.start + 1}"
+    if "depth limit" in error.msg or "recursion" in error.msg:
+        return f"not JSON ctxlint can read: nested deeper than {JSON_DEPTH_LIMIT} levels (column {error.colno})"
     return f"not JSON: {error.msg} at column {error.colno}"
+
+
+def _overflowing_numbers(text: bytes, error: orjson.JSONDecodeError) -> object | None:
+    """JSON allows numbers past a double's range; read such a line rather than lose it."""
+    if "infinity" not in error.msg:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+class _Duplicate(Exception):
+    pass
+
+
+def duplicate_key(text: bytes) -> tuple[str, str] | None:
+    """(key, JSON pointer of its object) of the first key given twice in one object, or None.
+
+    Only run on lines that name "messages" twice, so the common line pays nothing."""
+    def pairs(items: list[tuple[str, object]]) -> dict:
+        seen = set()
+        for key, _ in items:
+            if key in seen:
+                raise _Duplicate(key)
+            seen.add(key)
+        return dict(items)
+
+    try:
+        json.loads(text, object_pairs_hook=pairs)
+    except _Duplicate as found:
+        key = str(found.args[0])
+        try:
+            return key, _pointer_of_key(orjson.loads(text), key) or ""
+        except RecursionError:
+            return key, ""
+    except (ValueError, RecursionError):
+        return None
+    return None
+
+
+def _pointer_of_key(value: object, key: str, path: str = "") -> str | None:
+    """The JSON pointer of the first object (depth-first) that holds key."""
+    if isinstance(value, dict):
+        if key in value:
+            return path
+        children = value.items()
+    elif isinstance(value, list):
+        children = enumerate(value)
+    else:
+        return None
+    for name, item in children:
+        found = _pointer_of_key(item, key, f"{path}/{name}")
+        if found is not None:
+            return found
+    return None
 
 
 def iter_lines(path: str, on_bytes: Callable[[int], None] | None = None) -> Iterator[tuple[int, object | InputProblem]]:
@@ -63,11 +123,18 @@ def iter_lines(path: str, on_bytes: Callable[[int], None] | None = None) -> Iter
                 if not text.strip():
                     continue
                 try:
-                    yield number, orjson.loads(text)
+                    value = orjson.loads(text)
                 except orjson.JSONDecodeError as error:
-                    yield number, InputProblem(path, number, decode_error(error, line_bytes, not pending))
-                except RecursionError:
-                    yield number, InputProblem(path, number, "not JSON this reader can hold: nested too deeply")
+                    value = _overflowing_numbers(text, error)
+                    if value is None:
+                        yield number, InputProblem(path, number, decode_error(error, line_bytes, not pending))
+                        continue
+                    yield number, InputProblem(path, number, f"a number at column {error.colno} overflows a double; read as infinity")
+                yield number, value
+                if text.count(b'"messages"') > 1:
+                    duplicate = duplicate_key(text)
+                    if duplicate is not None:
+                        yield number, InputProblem(path, number, f"duplicate key {duplicate[0]!r} in the object at {duplicate[1] or '/'}: the last one was read, providers may read another")
     except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as error:
         where = f"after line {number}" if number else "before the first line"
         raise ReadError(f"{path}: read stopped {where}: {error}") from error

@@ -9,6 +9,7 @@ from typing import Any
 import jsonschema
 import orjson
 
+from ctxlint.chat import json_type
 from ctxlint.ingest.record import InputProblem
 
 
@@ -45,13 +46,6 @@ def request_problems(body: dict[str, Any]) -> list[tuple[str, str]]:
     return problems
 
 
-_JSON_TYPES = ((bool, "a boolean"), (int, "a number"), (float, "a number"), (str, "a string"), (list, "an array"), (dict, "an object"), (type(None), "null"))
-
-
-def json_type(value: Any) -> str:
-    return next(name for kind, name in _JSON_TYPES if isinstance(value, kind))
-
-
 def describe(error: jsonschema.ValidationError) -> str:
     """What is wrong, without quoting the log's values: messages may hold private text."""
     keyword, expected = error.validator, error.validator_value
@@ -60,6 +54,8 @@ def describe(error: jsonschema.ValidationError) -> str:
         return f"is {json_type(error.instance)}, expected {wanted} (schema keyword 'type')"
     if keyword == "enum":
         return f"is not one of {', '.join(map(str, expected))} (schema keyword 'enum')"
+    if keyword in ("anyOf", "oneOf"):
+        return f"is {json_type(error.instance)}, which matches none of the allowed forms (schema keyword '{keyword}')"
     if keyword in ("required", "additionalProperties", "dependentRequired"):
         return f"{error.message} (schema keyword '{keyword}')"
     return f"does not satisfy '{keyword}': {str(expected)[:80]} (schema keyword '{keyword}')"

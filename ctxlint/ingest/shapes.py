@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ctxlint.chat import json_type
 from ctxlint.ingest.record import InputProblem, Record, Response
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import schema_problem
@@ -71,7 +72,7 @@ def closest_shape_hint(obj: dict[str, Any]) -> str:
 
 def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, **fields: Any) -> Record | InputProblem:
     if not isinstance(body, dict):
-        return InputProblem(file, line, f"request body is {type(body).__name__}, not an object", pointer_base or "/")
+        return InputProblem(file, line, f"request body is {json_type(body)}, not an object", pointer_base or "/")
     problem = schema_problem(body, file, line, pointer_base)
     if problem is not None:
         return problem
@@ -80,7 +81,7 @@ def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, **fi
 
 def normalize(obj: Any, file: str, line: int, session_key_path: str | None = None) -> Record | InputProblem | BatchOutput:
     if not isinstance(obj, dict):
-        return InputProblem(file, line, f"record is a JSON {type(obj).__name__}, not an object")
+        return InputProblem(file, line, f"record is {json_type(obj)}, not an object")
     if isinstance(obj.get("request"), dict) or ("request" in obj and "messages" not in obj):
         status = obj.get("status") if isinstance(obj.get("status"), int) else obj.get("status_code") if isinstance(obj.get("status_code"), int) else None
         return _record(

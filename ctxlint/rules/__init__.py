@@ -29,6 +29,7 @@ from ctxlint.rules.ctx023_cross_session_leak import CrossSessionLeak
 from ctxlint.rules.ctx024_consecutive_assistant_messages import ConsecutiveAssistantMessages
 from ctxlint.rules.ctx025_repaired_history import RepairedHistory
 from ctxlint.rules.ctx026_tool_call_loop import ToolCallLoop
+from ctxlint.rules.ctx027_tool_arguments_as_object import ToolArgumentsAsObject
 from ctxlint.rules.ctx900_invalid_record import InvalidRecord
 
 RULES: dict[str, type[Rule]] = {
@@ -60,6 +61,7 @@ RULES: dict[str, type[Rule]] = {
         ConsecutiveAssistantMessages,
         RepairedHistory,
         ToolCallLoop,
+        ToolArgumentsAsObject,
         InvalidRecord,
     )
 }

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Iterable
 
 from ctxlint.chat import excerpt, role_of, text_of
@@ -18,7 +19,8 @@ _VOLATILE = {"user": re.compile(_CLOCKS_AND_IDS), "system": re.compile(_CLOCKS_A
 _SPACE = re.compile(r"\s+")
 
 
-def constraint_lines(text: str, role: str) -> set[str]:
+@lru_cache(maxsize=4096)
+def constraint_lines(text: str, role: str) -> frozenset[str]:
     """The message's lines with volatile values masked and whitespace folded."""
     volatile = _VOLATILE[role]
     lines = set()
@@ -26,7 +28,7 @@ def constraint_lines(text: str, role: str) -> set[str]:
         folded = _SPACE.sub(" ", volatile.sub("#", line)).strip()
         if folded:
             lines.add(folded)
-    return lines
+    return frozenset(lines)
 
 
 def first_of(messages: list[dict], role: str) -> tuple[int, dict] | None:
@@ -76,13 +78,16 @@ class LostFirstTurnConstraint(Rule):
             if found is None:
                 continue
             index, original = found
-            wanted = constraint_lines(text_of(original.get("content")), role)
+            original_text = text_of(original.get("content"))
+            sent = [text_of(m.get("content")) for m in ctx.messages if role_of(m) == role]
+            if original_text in sent:
+                continue  # sent verbatim: the common case, decided without masking
+            wanted = constraint_lines(original_text, role)
             if not wanted:
                 continue
             present: set[str] = set()
-            for message in ctx.messages:
-                if role_of(message) == role:
-                    present |= constraint_lines(text_of(message.get("content")), role)
+            for text in sent:
+                present |= constraint_lines(text, role)
             lost = wanted - present
             if lost:
                 yield Violation(

@@ -4,7 +4,7 @@ from typing import Any, Iterable
 
 import orjson
 
-from ctxlint.chat import assistant_calls, call_function
+from ctxlint.chat import assistant_calls, call_function, json_type
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -13,13 +13,13 @@ def parsed_arguments(arguments: Any) -> tuple[dict | None, str | None]:
     if isinstance(arguments, dict):
         return arguments, None  # several SDKs send an object; it is readable
     if not isinstance(arguments, str):
-        return None, f"arguments is {type(arguments).__name__}, not a JSON string"
+        return None, f"arguments is {json_type(arguments)}, not a JSON string"
     try:
         value = orjson.loads(arguments)
     except orjson.JSONDecodeError as error:
         return None, f"arguments is not complete JSON ({error.msg} at column {error.colno})"
     if not isinstance(value, dict):
-        return None, f"arguments is a JSON {type(value).__name__}, not an object"
+        return None, f"arguments is {json_type(value)} in JSON, not an object"
     return value, None
 
 

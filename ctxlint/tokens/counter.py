@@ -49,6 +49,28 @@ def message_text(message: dict[str, Any]) -> str:
     return "\n".join(p for p in parts if p)
 
 
+ENCODE_PIECE_CHARS = 1 << 20
+
+
+def encode_pieces(text: str) -> list[str]:
+    """Text cut into pieces of about 1 MiB before a space, for the tokenizer.
+
+    BPE cost grows faster than linearly on long runs without whitespace (a base64 blob),
+    so a 100 MB tool output is encoded piece by piece. A cut before a space is exact for
+    cl100k-style pre-tokenizers; a hard cut (no space near it) may add one token."""
+    if len(text) <= ENCODE_PIECE_CHARS:
+        return [text]
+    pieces, start = [], 0
+    while start < len(text):
+        end = min(start + ENCODE_PIECE_CHARS, len(text))
+        if end < len(text):
+            space = text.rfind(" ", end - 4096, end)
+            end = space if space > start else end
+        pieces.append(text[start:end])
+        start = end
+    return pieces
+
+
 class TokenCounter:
     """Per-message counts cached by content, so a history re-sent N times is tokenized once."""
 
@@ -85,7 +107,7 @@ class TokenCounter:
     def _count_text(self, encoding: Any, name: str, text: str) -> int:
         if encoding is None:
             return estimate_tokens(text)
-        return len(encoding.encode(text, disallowed_special=()))
+        return sum(len(encoding.encode(piece, disallowed_special=())) for piece in encode_pieces(text))
 
     def count_messages(self, messages: list[dict[str, Any]], model: str | None) -> TokenCount:
         encoding, name = self._encoding_for(model)
