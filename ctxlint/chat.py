@@ -139,5 +139,5 @@ class Quoted(str):
 
 def excerpt(text: str, limit: int = 80) -> Quoted:
     """A short single-line excerpt of log text, for evidence."""
-    flat = _WHITESPACE.sub(" ", text).strip()
+    flat = _WHITESPACE.sub(" ", text[: limit * 4]).strip()  # fold only what can be shown
     return Quoted(flat if len(flat) <= limit else flat[: limit - 1] + "…")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import signal
 import sys
 from dataclasses import dataclass
@@ -310,8 +311,17 @@ def version() -> None:
     typer.echo(__version__)
 
 
+def _interrupted(signum: int, frame: object) -> None:
+    """Ctrl-C: say so in one line and stop with 130, whatever was running (no traceback)."""
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    os.write(2, b"ctxlint: interrupted\n")
+    os._exit(130)
+
+
 def main() -> None:
     forbid_network()
+    signal.signal(signal.SIGINT, _interrupted)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL) if hasattr(signal, "SIGPIPE") else None
     try:
         app()

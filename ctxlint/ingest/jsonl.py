@@ -48,9 +48,15 @@ def _overflowing_numbers(text: bytes, error: orjson.JSONDecodeError) -> object |
     if "infinity" not in error.msg:
         return None
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=_int_like_orjson)
     except (ValueError, RecursionError):
         return None
+
+
+def _int_like_orjson(digits: str) -> int | float:
+    """orjson reads integers past 64 bits as floats; do the same, so hashing never fails."""
+    value = int(digits)
+    return value if -(1 << 63) <= value < (1 << 64) else float(value)
 
 
 class _Duplicate(Exception):

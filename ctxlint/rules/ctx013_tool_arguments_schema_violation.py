@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Iterable
 
 import jsonschema
+import referencing.exceptions
 
 from ctxlint.chat import assistant_calls, call_function
 from ctxlint.ingest.schema import describe, json_pointer
@@ -74,5 +75,5 @@ class ToolArgumentsSchemaViolation(Rule):
             validator_class = jsonschema.validators.validator_for(schema)
             validator_class.check_schema(schema)
             return jsonschema.exceptions.best_match(validator_class(schema).iter_errors(value))
-        except (jsonschema.exceptions.SchemaError, jsonschema.exceptions.RefResolutionError):
+        except (jsonschema.exceptions.SchemaError, referencing.exceptions.Unresolvable):
             return None

@@ -41,7 +41,7 @@ class OversizedToolResult(Rule):
             text = text_of(message.get("content"))
             if len(text.encode("utf-8")) < limit:  # a token covers at least one byte; a CJK character can be 3 tokens
                 continue
-            size = ctx.engine.counter.count_text(text, ctx.turn.record.model)
+            size = ctx.engine.counter.count_message_text(message, ctx.turn.record.model)
             if size.tokens > limit and prompt and size.tokens / prompt > share:
                 yield Violation(
                     f"tool result {index} is {size.tokens:,} tokens ({size.counter}), {size.tokens / prompt:.0%} of the prompt",

@@ -14,7 +14,9 @@ def content_fingerprint(message: dict) -> str | None:
     role = role_of(message)
     if role not in ("user", "assistant", "tool"):
         return None
-    text = comparable_text(text_of(message.get("content")))
+    text = text_of(message.get("content"))
+    if role == "assistant":  # replies come back with think blocks stripped or spacing changed
+        text = comparable_text(text)
     calls = [(c.get("function") or {}).get("arguments") for c in tool_calls_of(message) if isinstance(c.get("function"), dict)]
     if len(text) + sum(len(a) for a in calls if isinstance(a, str)) < MIN_TEXT:
         return None

@@ -111,18 +111,23 @@ class TokenCounter:
 
     def count_messages(self, messages: list[dict[str, Any]], model: str | None) -> TokenCount:
         encoding, name = self._encoding_for(model)
-        return TokenCount(TOKENS_PER_REPLY + sum(self._message_tokens(m, encoding, name) for m in messages), name)
+        return TokenCount(TOKENS_PER_REPLY + sum(TOKENS_PER_MESSAGE + self._text_tokens(m, encoding, name) for m in messages), name)
 
     def count_message(self, message: dict[str, Any], model: str | None) -> TokenCount:
         """One message's share of a prompt: its text plus the per-message framing."""
         encoding, name = self._encoding_for(model)
-        return TokenCount(self._message_tokens(message, encoding, name), name)
+        return TokenCount(TOKENS_PER_MESSAGE + self._text_tokens(message, encoding, name), name)
 
-    def _message_tokens(self, message: dict[str, Any], encoding: Any, name: str) -> int:
+    def count_message_text(self, message: dict[str, Any], model: str | None) -> TokenCount:
+        """The tokens of a message's text alone (content, reasoning, tool calls), cached."""
+        encoding, name = self._encoding_for(model)
+        return TokenCount(self._text_tokens(message, encoding, name), name)
+
+    def _text_tokens(self, message: dict[str, Any], encoding: Any, name: str) -> int:
         key = (name, orjson.dumps(message, option=orjson.OPT_SORT_KEYS))
         cached = self._cache.get(key)
         if cached is None:
-            cached = TOKENS_PER_MESSAGE + self._count_text(encoding, name, message_text(message))
+            cached = self._count_text(encoding, name, message_text(message))
             self._cache[key] = cached
             if len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)

@@ -1,0 +1,106 @@
+"""Property tests: arbitrary JSON and arbitrary conversations never crash ctxlint, every line is
+accounted for, and the JSON report is byte-identical for the same input in any key order."""
+
+from __future__ import annotations
+
+import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctxlint.api import CheckOptions, run_check
+from ctxlint.report.json_format import render_json
+
+PROPERTY_SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+scalars = st.none() | st.booleans() | st.integers(min_value=-(2**63), max_value=2**63 - 1) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=30)
+json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=25)
+
+ids = st.sampled_from(["c1", "c2", "c3", "", None])
+texts = st.none() | st.text(max_size=40) | st.lists(st.fixed_dictionaries({"type": st.sampled_from(["text", "image_url", "input_audio", "other"]), "text": st.text(max_size=20)}), max_size=3)
+tool_calls = st.lists(st.fixed_dictionaries({
+    "id": ids, "type": st.just("function"),
+    "function": st.fixed_dictionaries({"name": st.sampled_from(["search", "book", None]), "arguments": st.none() | st.text(max_size=20) | st.just('{"q": 1}') | st.dictionaries(st.text(max_size=4), scalars, max_size=2)}),
+}), max_size=3)
+messages = st.lists(st.fixed_dictionaries(
+    {"role": st.sampled_from(["system", "developer", "user", "assistant", "tool", "function", "critic", None])},
+    optional={"content": texts, "tool_calls": tool_calls | json_values, "tool_call_id": ids, "reasoning_content": st.none() | st.text(max_size=20), "name": st.text(max_size=5)},
+), max_size=8)
+responses = st.none() | st.fixed_dictionaries({"choices": st.lists(st.fixed_dictionaries({"message": st.fixed_dictionaries({"role": st.just("assistant")}, optional={"content": texts, "tool_calls": tool_calls, "reasoning_content": st.text(max_size=10)}),
+                                                                                     "finish_reason": st.sampled_from(["stop", "length", "tool_calls", None])}), max_size=1)},
+                                               optional={"usage": st.fixed_dictionaries({"prompt_tokens": st.integers(min_value=0, max_value=2_000_000)}), "error": json_values})
+models = st.sampled_from(["gpt-4o", "deepseek-reasoner", "glm-5.1", "kimi-k2-thinking", "doubao-seed-1-6-32k", "mystery-model", None])
+
+
+@st.composite
+def sessions(draw):
+    """A conversation that grows turn by turn (as real agents send it), with arbitrary edits."""
+    history = draw(messages)
+    session = draw(st.sampled_from(["s1", "s2", None]))
+    model = draw(models)
+    records = []
+    for _ in range(draw(st.integers(min_value=1, max_value=4))):
+        record = {"request": {"model": model, "messages": list(history)}, "response": draw(responses)}
+        if session:
+            record["session_id"] = session
+        if draw(st.booleans()):
+            record["request"]["thinking"] = {"type": draw(st.sampled_from(["enabled", "disabled", "auto"]))}
+        records.append(record)
+        history = history + draw(messages) if draw(st.booleans()) else draw(messages)
+    return records
+
+
+def reorder(value, flip: bool):
+    """The same JSON value with every object's keys in reverse (or original) order."""
+    if isinstance(value, dict):
+        items = list(value.items())
+        return {k: reorder(v, flip) for k, v in (reversed(items) if flip else items)}
+    if isinstance(value, list):
+        return [reorder(v, flip) for v in value]
+    return value
+
+
+def lint_lines(tmp_path, lines: list[bytes]) -> tuple[str, dict]:
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b"".join(line + b"\n" for line in lines))
+    report = run_check([str(log)], CheckOptions())
+    rendered = render_json(report)
+    return rendered, orjson.loads(rendered)
+
+
+def assert_accounted(document: dict, lines: list[bytes]) -> None:
+    non_blank = {n for n, line in enumerate(lines, 1) if (line.removeprefix(b"\xef\xbb\xbf") if n == 1 else line).strip()}
+    as_records = {t["line"] for s in document["sessions"] for t in s["turns"]}
+    as_problems = {f["line"] for f in document["findings"] if f["code"] == "CTX900"}
+    missing = non_blank - as_records - as_problems
+    assert len(missing) == sum(document["summary"]["skipped"].values()), (missing, document["summary"])
+    assert document["summary"]["records"] == len(as_records)
+
+
+def check_properties(tmp_path, values: list) -> None:
+    lines = [orjson.dumps(v) for v in values]
+    first, document = lint_lines(tmp_path, lines)
+    assert_accounted(document, lines)
+    again, _ = lint_lines(tmp_path, lines)
+    assert first == again
+    flipped, _ = lint_lines(tmp_path, [orjson.dumps(reorder(v, True)) for v in values])
+    assert flipped == first
+
+
+@PROPERTY_SETTINGS
+@given(values=st.lists(json_values | st.fixed_dictionaries({"request": json_values}) | st.fixed_dictionaries({"messages": messages}), max_size=6))
+def test_arbitrary_json_lines(tmp_path, values):
+    check_properties(tmp_path, values)
+
+
+@PROPERTY_SETTINGS
+@given(conversation=sessions(), other=sessions())
+def test_arbitrary_conversations(tmp_path, conversation, other):
+    check_properties(tmp_path, conversation + other)
+
+
+@PROPERTY_SETTINGS
+@given(raw=st.lists(st.binary(max_size=60), max_size=6))
+def test_arbitrary_bytes(tmp_path, raw):
+    lines = [line.replace(b"\n", b" ").replace(b"\r", b" ") for line in raw]
+    _, document = lint_lines(tmp_path, lines)
+    assert_accounted(document, lines)

@@ -1,0 +1,294 @@
+"""Any input, no crash, nothing lost: odd JSON, wrong shapes, odd files, signals, big inputs."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import orjson
+import pytest
+
+from conftest import FIXTURES, ROOT
+from helpers import json_report, run_cli
+
+DEMO = FIXTURES / "demo" / "broken-agent.jsonl"
+TWO_USERS = orjson.dumps({"session_id": "z", "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "x"}, {"role": "user", "content": "y"}]}})
+
+
+def located(tmp_path, data: bytes, name: str = "log.jsonl") -> list[tuple[str, int, str]]:
+    log = tmp_path / name
+    log.write_bytes(data)
+    return [(f["code"], f["line"], f["message"]) for f in json_report(str(log))["findings"]]
+
+
+def record(messages, **request) -> bytes:
+    return orjson.dumps({"session_id": "s", "request": {"model": "gpt-4o", "messages": messages, **request}})
+
+
+# --- odd JSON ---------------------------------------------------------------------------
+
+def test_not_json_blank_lines_and_crlf(tmp_path):
+    found = located(tmp_path, b"hello\r\n\r\n   \n" + TWO_USERS + b"\r\n")
+    assert [(c, n) for c, n, _ in found] == [("CTX900", 1), ("CTX003", 4)]
+    assert found[0][2].startswith("not JSON:")
+
+
+def test_ten_thousand_levels_of_nesting(tmp_path):
+    deep = b'{"session_id": "a", "request": {"model": "gpt-4o", "metadata": ' + b"[" * 10_000 + b"]" * 10_000 + b', "messages": []}}'
+    found = located(tmp_path, deep + b"\n" + TWO_USERS + b"\n")
+    assert [(c, n) for c, n, _ in found] == [("CTX900", 1), ("CTX003", 2)]
+    assert "nested deeper than 1024 levels" in found[0][2]
+
+
+def test_numbers_that_overflow_are_read_and_reported(tmp_path):
+    big_int = record([{"role": "user", "content": "hi"}]).replace(b'"model"', b'"seed": 123456789012345678901234567890123, "model"')
+    infinite = TWO_USERS.replace(b'"model"', b'"temperature": 1e400, "seed": 98765432109876543210987654321, "model"')
+    found = located(tmp_path, big_int + b"\n" + infinite + b"\n")
+    assert [(c, n) for c, n, _ in found] == [("CTX900", 2), ("CTX003", 2)]
+    assert "overflows a double; read as infinity" in found[0][2]
+
+
+def test_duplicate_keys_are_reported_and_the_last_is_read(tmp_path):
+    line = b'{"session_id": "d", "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "a"}], "messages": [{"role": "user", "content": "b"}, {"role": "user", "content": "c"}]}}'
+    found = located(tmp_path, line + b"\n")
+    assert [(c, n) for c, n, _ in found] == [("CTX900", 1), ("CTX003", 1)]
+    assert "duplicate key 'messages' in the object at /request" in found[0][2]
+
+
+def test_a_word_messages_inside_content_is_not_a_duplicate(tmp_path):
+    line = record([{"role": "user", "content": 'print "messages" twice: "messages"'}], metadata={"messages": 2})
+    assert located(tmp_path, line + b"\n") == []
+
+
+@pytest.mark.parametrize(("line", "said"), [
+    (b"[1, 2]", "record is an array, not an object"),
+    (b"42", "record is a number, not an object"),
+    (b'"text"', "record is a string, not an object"),
+    (b"null", "record is null, not an object"),
+])
+def test_top_level_array_or_scalar(tmp_path, line, said):
+    assert located(tmp_path, line + b"\n" + TWO_USERS + b"\n") == [("CTX900", 1, said), ("CTX003", 2, "messages 0 and 1 are both user messages")]
+
+
+def test_a_100_mb_line_is_read(tmp_path):
+    dump = "row 17, Paris, 18.5 C, ok; " * (100 * 1024 * 1024 // 27)
+    line = record([{"role": "user", "content": "dump the table"},
+                   {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "dump", "arguments": "{}"}}]},
+                   {"role": "tool", "tool_call_id": "c1", "content": dump}])
+    assert len(line) > 100 * 1024 * 1024
+    found = located(tmp_path, line + b"\n" + TWO_USERS + b"\n")
+    assert [(c, n) for c, n, _ in found] == [("CTX006", 1), ("CTX020", 1), ("CTX003", 2)]
+
+
+# --- wrong shapes -----------------------------------------------------------------------
+
+@pytest.mark.parametrize(("messages", "pointer", "said"), [
+    ({"role": "user"}, "/request/messages", "is an object, expected array"),
+    ([{"content": "no role"}], "/request/messages/0", "'role' is a required property"),
+    ([{"role": "critic", "content": "x"}], "/request/messages/0/role", "is not one of system, developer, user, assistant, tool, function"),
+    ([{"role": "assistant", "content": "x", "tool_calls": {"id": "c"}}], "/request/messages/0/tool_calls", "is an object, expected array"),
+])
+def test_wrong_shapes_get_a_pointer_and_a_plain_message(tmp_path, messages, pointer, said):
+    found = located(tmp_path, record(messages) + b"\n" + TWO_USERS + b"\n")
+    assert [(c, n) for c, n, _ in found] == [("CTX900", 1), ("CTX003", 2)]
+    assert f"at {pointer}: {said}" in found[0][2]
+
+
+def test_content_parts_are_read_not_rejected(tmp_path):
+    parts = [{"type": "text", "text": "What is in this picture"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+             {"type": "input_audio", "input_audio": {"data": "UklGR", "format": "wav"}}]
+    line = record([{"role": "user", "content": parts}, {"role": "user", "content": [{"type": "text", "text": "and this?"}]}])
+    found = located(tmp_path, line + b"\n")
+    assert found == [("CTX003", 1, "messages 0 and 1 are both user messages")]
+
+
+def test_arguments_as_an_object_is_a_warning(tmp_path):
+    messages = [{"role": "user", "content": "weather?"},
+                {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "w", "arguments": {"city": "Paris"}}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "18"}]
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(record(messages) + b"\n")
+    findings = json_report(str(log))["findings"]
+    assert [(f["code"], f["severity"], f["tool_call_id"]) for f in findings] == [("CTX027", "warning", "c1")]
+    assert run_cli("check", str(log)).exit_code == 0
+
+
+def _null_variants() -> list[bytes]:
+    """A full record with, in turn, every value replaced by null."""
+    full = {"session_id": "n", "timestamp": "2026-01-01T00:00:00Z", "request": {
+        "model": "deepseek-reasoner", "thinking": {"type": "enabled"}, "tools": [{"type": "function", "function": {"name": "w", "parameters": {"type": "object"}}}],
+        "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": [{"type": "text", "text": "u"}]},
+                     {"role": "assistant", "content": "", "reasoning_content": "r", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "w", "arguments": "{}"}}]},
+                     {"role": "tool", "tool_call_id": "c1", "content": "t"}]},
+        "response": {"choices": [{"message": {"role": "assistant", "content": "a"}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 10}}}
+    variants = []
+
+    def walk(value, path):
+        if isinstance(value, dict):
+            items = list(value.items())
+        elif isinstance(value, list):
+            items = list(enumerate(value))
+        else:
+            return
+        for key, child in items:
+            variants.append(path + [key])
+            walk(child, path + [key])
+
+    walk(full, [])
+    lines = []
+    for path in variants:
+        copy = orjson.loads(orjson.dumps(full))
+        target = copy
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = None
+        lines.append(orjson.dumps(copy))
+    return lines
+
+
+def test_null_everywhere_never_crashes_and_every_line_is_accounted_for(tmp_path):
+    lines = _null_variants()
+    log = tmp_path / "nulls.jsonl"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    report = json_report(str(log))
+    seen = {t["line"] for s in report["sessions"] for t in s["turns"]} | {f["line"] for f in report["findings"] if f["code"] == "CTX900"}
+    assert seen == set(range(1, len(lines) + 1))
+
+
+# --- files ------------------------------------------------------------------------------
+
+def test_directory_without_logs_and_missing_path(tmp_path):
+    (tmp_path / "notes.txt").write_text("hi")
+    result = run_cli("check", str(tmp_path), str(DEMO))
+    assert result.exit_code == 2 and "no request logs found in this directory" in result.stderr
+    assert "trip-42" in result.stdout  # the other input is still checked
+
+
+def test_unreadable_file(tmp_path, monkeypatch):
+    log = tmp_path / "secret.jsonl"
+    log.write_bytes(TWO_USERS + b"\n")
+    if os.geteuid() == 0:  # root reads anything: make the open fail as it would for a user
+        import ctxlint.ingest.jsonl as jsonl
+
+        real_open = open
+
+        def refuse(path, *args, **kwargs):
+            if str(path) == str(log):
+                raise PermissionError(13, "Permission denied", str(path))
+            return real_open(path, *args, **kwargs)
+
+        monkeypatch.setattr(jsonl, "open", refuse, raising=False)
+    else:
+        log.chmod(0)
+    result = run_cli("check", str(log), str(DEMO))
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [f"ctxlint: error: {log}: cannot open: Permission denied"]
+    assert "trip-42" in result.stdout
+
+
+def test_gz_that_is_not_gzip_and_truncated_gzip(tmp_path):
+    plain = tmp_path / "plain.jsonl.gz"
+    plain.write_bytes(TWO_USERS + b"\n")  # named .gz, is not: read as what it is
+    assert [(c, n) for c, n, _ in located(tmp_path, TWO_USERS + b"\n", "plain.jsonl.gz")] == [("CTX003", 1)]
+    whole = gzip.compress(TWO_USERS + b"\n" + TWO_USERS.replace(b'"z"', b'"w"') + b"\n" * 5000)
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(whole[: len(whole) - 12])
+    result = run_cli("check", "--format", "json", str(cut))
+    assert result.exit_code == 2 and "read stopped after line" in result.stderr
+    assert len(orjson.loads(result.stdout)["findings"]) == 2  # both records were read before the cut
+
+
+def test_empty_file_and_stdin_that_closes_at_once(tmp_path):
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    assert run_cli("check", str(tmp_path / "empty.jsonl")).exit_code == 0
+    assert run_cli("check", "-", input=b"").exit_code == 0
+
+
+def _ctxlint(*args: str, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", "from ctxlint.cli import main; main()", *args], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_fifo_whose_writer_stops_early(tmp_path):
+    fifo = tmp_path / "live.jsonl"
+    os.mkfifo(fifo)
+    process = _ctxlint("check", "--format", "json", str(fifo))
+    with open(fifo, "wb") as writer:
+        writer.write(TWO_USERS + b"\n" + TWO_USERS[:20])  # the writer dies mid-line
+    out, err = process.communicate(timeout=60)
+    findings = orjson.loads(out)["findings"]
+    assert [(f["code"], f["line"]) for f in findings] == [("CTX003", 1), ("CTX900", 2)]
+    assert "cut off" in findings[1]["message"] and b"Traceback" not in err
+
+
+# --- signals ----------------------------------------------------------------------------
+
+def test_ctrl_c_exits_130_without_a_traceback():
+    process = _ctxlint("check", "-", stdin=subprocess.PIPE)
+    process.stdin.write(TWO_USERS + b"\n")
+    process.stdin.flush()
+    time.sleep(2.0)  # let it start and block on stdin
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert err.decode().strip() == "ctxlint: interrupted"
+
+
+def test_sigpipe_exits_quietly(tmp_path):
+    log = tmp_path / "many.jsonl"
+    log.write_bytes(b"".join(TWO_USERS.replace(b'"z"', f'"s{i}"'.encode()) + b"\n" for i in range(3000)))
+    pipeline = subprocess.run(f"{sys.executable} -c 'from ctxlint.cli import main; main()' check -q {log} | head -1",
+                              shell=True, cwd=ROOT, capture_output=True, timeout=120)
+    assert pipeline.stdout.count(b"\n") == 1
+    assert pipeline.stderr == b""
+
+
+# --- no network, no writes, nothing outside the inputs ----------------------------------
+
+AUDITED_RUN = textwrap.dedent("""
+    import atexit, os, sys
+    events = []
+    cache = os.environ["TIKTOKEN_CACHE_DIR"]
+    def audit(event, args):
+        if event in ("socket.connect", "socket.getaddrinfo", "socket.gethostbyname", "urllib.Request", "http.client.connect"):
+            events.append(event)
+        elif event == "open" and isinstance(args[0], str):
+            path, mode = args[0], str(args[1] or "r")
+            if path.startswith(cache) and any(m in mode for m in "wax+"):
+                events.append("write " + path)
+            if "decoy" in path:
+                events.append("read " + path)
+    sys.addaudithook(audit)
+    atexit.register(lambda: open(os.environ["AUDIT_OUT"], "w").write("\\n".join(events)))
+    from ctxlint.cli import main
+    main()
+""")
+
+
+def test_whole_cli_run_makes_no_connection_writes_no_cache_reads_nothing_else(tmp_path):
+    cache = tmp_path / "tiktoken-cache"
+    cache.mkdir()
+    (tmp_path / "decoy.jsonl").write_bytes(TWO_USERS + b"\n")
+    audit_out = tmp_path / "audit.txt"
+    env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(cache), "AUDIT_OUT": str(audit_out), "PYTHONHASHSEED": "0"}
+    logs = [str(DEMO), str(FIXTURES / "readers")]
+    result = subprocess.run([sys.executable, "-c", AUDITED_RUN, "check", "--format", "sarif", *logs],
+                            cwd=ROOT, env=env, capture_output=True, timeout=120)
+    assert result.returncode == 1, result.stderr
+    assert audit_out.read_text() == ""
+    assert list(cache.iterdir()) == []
+
+
+def test_output_does_not_depend_on_the_hash_seed():
+    outputs = set()
+    for seed in ("1", "2"):
+        result = subprocess.run([sys.executable, "-c", "from ctxlint.cli import main; main()", "check", "--format", "json", str(DEMO), str(FIXTURES / "rules")],
+                                cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, timeout=120)
+        outputs.add(result.stdout)
+    assert len(outputs) == 1
