@@ -172,7 +172,7 @@ class Engine:
         if tools:
             key = short_hash(tools)
             if key not in self._tool_tokens:
-                self._tool_tokens[key] = self.counter.count_text(orjson.dumps(tools).decode(), model).tokens
+                self._tool_tokens[key] = self.counter.count_text(orjson.dumps(tools, option=orjson.OPT_SORT_KEYS).decode(), model).tokens
             count = TokenCount(count.tokens + self._tool_tokens[key], count.counter)
         return count
 

@@ -57,7 +57,7 @@ def _error_of(body: dict[str, Any]) -> dict[str, Any]:
     if isinstance(error, dict):
         return {key: error.get(key) for key in ("message", "type", "code", "param") if key in error}
     message = body.get("message") or body.get("detail")
-    return {"message": message if isinstance(message, str) else orjson.dumps(body)[:500].decode("utf-8", "replace")}
+    return {"message": message if isinstance(message, str) else orjson.dumps(body, option=orjson.OPT_SORT_KEYS)[:500].decode("utf-8", "replace")}
 
 
 def sse_chunks(text: str) -> Iterable[dict[str, Any]]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -14,11 +16,50 @@ from ctxlint.ingest.record import InputProblem
 
 
 @lru_cache(maxsize=1)
-def _validator() -> jsonschema.protocols.Validator:
-    schema = orjson.loads(resources.files("ctxlint.ingest").joinpath("chat_request.schema.json").read_bytes())
+def _schema() -> dict[str, Any]:
+    return orjson.loads(resources.files("ctxlint.ingest").joinpath("chat_request.schema.json").read_bytes())
+
+
+@lru_cache(maxsize=2)
+def _validator(definition: str | None = None) -> jsonschema.protocols.Validator:
+    """The whole request schema, or one of its $defs (with the others in reach)."""
+    schema = _schema()
+    if definition is not None:
+        schema = {"$schema": schema["$schema"], "$ref": f"#/$defs/{definition}", "$defs": schema["$defs"]}
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     return cls(schema)
+
+
+class _ValidCache:
+    """Digests of request parts already found valid: a history re-sent N times is checked once."""
+
+    def __init__(self, size: int = 200_000) -> None:
+        self._seen: OrderedDict[bytes, None] = OrderedDict()
+        self._size = size
+
+    def valid(self, part: Any, definition: str | None) -> bool:
+        digest = hashlib.blake2b(orjson.dumps(part), digest_size=16).digest()
+        if digest in self._seen:
+            self._seen.move_to_end(digest)
+            return True
+        if not _validator(definition).is_valid(part):
+            return False
+        self._seen[digest] = None
+        if len(self._seen) > self._size:
+            self._seen.popitem(last=False)
+        return True
+
+
+_VALID = _ValidCache()
+
+
+def fits(body: Any) -> bool:
+    """Whether the body fits the schema, checking each distinct message once per run."""
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        return False
+    skeleton = {**body, "messages": []}
+    return _VALID.valid(skeleton, None) and all(_VALID.valid(m, "message") for m in body["messages"])
 
 
 def json_pointer(path: Any) -> str:
@@ -38,6 +79,8 @@ def schema_problem(body: dict[str, Any], file: str, line: int, pointer_base: str
 
 def request_problems(body: dict[str, Any]) -> list[tuple[str, str]]:
     """(JSON pointer, what is wrong) for each schema violation, the deepest first per branch."""
+    if fits(body):
+        return []
     problems = []
     for error in sorted(_validator().iter_errors(body), key=lambda e: list(map(str, e.absolute_path))):
         best = jsonschema.exceptions.best_match([error])

@@ -5,7 +5,7 @@ from typing import Iterable
 import jsonschema
 import referencing.exceptions
 
-from ctxlint.chat import assistant_calls, call_function
+from ctxlint.chat import assistant_calls, call_function, short_hash
 from ctxlint.ingest.schema import describe, json_pointer
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx012_invalid_tool_arguments import parsed_arguments
@@ -22,6 +22,9 @@ def declared_tools(request: dict) -> dict[str, dict]:
         if isinstance(function, dict) and isinstance(function.get("name"), str):
             declared[function["name"]] = function
     return declared
+
+
+VERDICT_CACHE_SIZE = 100_000
 
 
 class ToolArgumentsSchemaViolation(Rule):
@@ -61,19 +64,35 @@ class ToolArgumentsSchemaViolation(Rule):
                 continue
             error = self._first_error(schema, value)
             if error is not None:
-                path = json_pointer(error.absolute_path) or "/"
+                path, keyword, what = error
                 yield Violation(
-                    f"arguments of tool call {call.get('id')!r} ({name}) break its schema at {path}: {describe(error)}",
-                    key=(call.get("id"), name, path, error.validator), message_index=index, tool_call_id=call.get("id"),
+                    f"arguments of tool call {call.get('id')!r} ({name}) break its schema at {path}: {what}",
+                    key=(call.get("id"), name, path, keyword), message_index=index, tool_call_id=call.get("id"),
                     pointer=f"/messages/{index}/tool_calls/{position}/function/arguments",
-                    evidence={"path": path, "keyword": error.validator},
+                    evidence={"path": path, "keyword": keyword},
                 )
 
+    def __init__(self) -> None:
+        # (schema, arguments) -> first error: every request re-sends the history's calls
+        self._verdicts: dict[tuple[str, str], tuple[str, str, str] | None] = {}
+
+    def _first_error(self, schema: dict, value: dict) -> tuple[str, str, str] | None:
+        """(JSON pointer, schema keyword, what is wrong) of the first violation, or None."""
+        key = (short_hash(schema), short_hash(value))
+        if key not in self._verdicts:
+            if len(self._verdicts) > VERDICT_CACHE_SIZE:
+                self._verdicts.clear()
+            self._verdicts[key] = self._validate(schema, value)
+        return self._verdicts[key]
+
     @staticmethod
-    def _first_error(schema: dict, value: dict):
+    def _validate(schema: dict, value: dict) -> tuple[str, str, str] | None:
         try:
             validator_class = jsonschema.validators.validator_for(schema)
             validator_class.check_schema(schema)
-            return jsonschema.exceptions.best_match(validator_class(schema).iter_errors(value))
+            error = jsonschema.exceptions.best_match(validator_class(schema).iter_errors(value))
         except (jsonschema.exceptions.SchemaError, referencing.exceptions.Unresolvable):
             return None
+        if error is None:
+            return None
+        return json_pointer(error.absolute_path) or "/", str(error.validator), describe(error)

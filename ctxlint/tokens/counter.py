@@ -45,7 +45,7 @@ def message_text(message: dict[str, Any]) -> str:
         function = call.get("function") if isinstance(call.get("function"), dict) else {}
         arguments = function.get("arguments")
         parts.append(str(function.get("name") or ""))
-        parts.append(arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode())
+        parts.append(arguments if isinstance(arguments, str) else orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS).decode())
     return "\n".join(p for p in parts if p)
 
 
