@@ -8,6 +8,8 @@ from typing import Any, Iterator
 
 import orjson
 
+from ctxlint.caching import IdentityCache
+
 # Reasoning travels under three names: reasoning_content (Zhipu, DeepSeek, Kimi, Qwen),
 # reasoning (OpenRouter, Groq, Cerebras, vLLM-style hosts) and reasoning_details
 # (OpenRouter's structured form, which preserves the reasoning when passed back).
@@ -104,7 +106,16 @@ def comparable_text(text: str) -> str:
     return _WHITESPACE.sub(" ", _THINK_BLOCK.sub("", text)).strip()
 
 
+_IDENTITIES = IdentityCache()
+
+
 def message_identity(message: dict[str, Any]) -> tuple:
+    """message_identity_of, once per message object (histories share their messages)."""
+    known = _IDENTITIES.get(message)
+    return known if known is not None else _IDENTITIES.put(message, message_identity_of(message))
+
+
+def message_identity_of(message: dict[str, Any]) -> tuple:
     """What identifies a turn across requests, ignoring what apps legitimately reshape.
 
     Assistant turns are known by their tool_call ids (or their visible text), never by

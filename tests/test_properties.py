@@ -107,3 +107,31 @@ def test_arbitrary_bytes(tmp_path, raw):
     lines = [line.replace(b"\n", b" ").replace(b"\r", b" ") for line in raw]
     _, document = lint_lines(tmp_path, lines)
     assert_accounted(document, lines)
+
+
+def _keywords(schema) -> set[str]:
+    found = set()
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            found.add(key)
+            children = value.values() if key in ("properties", "$defs") else [value]
+            for child in children:
+                found |= _keywords(child) if isinstance(child, (dict, list)) else set()
+    elif isinstance(schema, list):
+        for item in schema:
+            found |= _keywords(item)
+    return found
+
+
+def test_the_fast_schema_reader_knows_every_keyword_the_schema_uses():
+    from ctxlint.ingest.schema import SUPPORTED_KEYWORDS, _schema
+
+    assert _keywords(_schema()) <= SUPPORTED_KEYWORDS
+
+
+@PROPERTY_SETTINGS
+@given(body=st.fixed_dictionaries({"messages": messages | json_values}, optional={"model": json_values, "tools": json_values, "stream": json_values, "thinking": json_values}))
+def test_the_fast_schema_reader_agrees_with_jsonschema(body):
+    from ctxlint.ingest.schema import _schema, _validator, conforms
+
+    assert conforms(body, _schema(), _schema()["$defs"]) == _validator().is_valid(body)

@@ -11,6 +11,7 @@ from typing import Any
 import jsonschema
 import orjson
 
+from ctxlint.caching import IdentityCache
 from ctxlint.chat import json_type
 from ctxlint.ingest.record import InputProblem
 
@@ -20,35 +21,82 @@ def _schema() -> dict[str, Any]:
     return orjson.loads(resources.files("ctxlint.ingest").joinpath("chat_request.schema.json").read_bytes())
 
 
-@lru_cache(maxsize=2)
-def _validator(definition: str | None = None) -> jsonschema.protocols.Validator:
-    """The whole request schema, or one of its $defs (with the others in reach)."""
+@lru_cache(maxsize=1)
+def _validator() -> jsonschema.protocols.Validator:
     schema = _schema()
-    if definition is not None:
-        schema = {"$schema": schema["$schema"], "$ref": f"#/$defs/{definition}", "$defs": schema["$defs"]}
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     return cls(schema)
 
 
+_TYPE_CHECKS = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+}
+SUPPORTED_KEYWORDS = {"type", "required", "properties", "items", "enum", "anyOf", "$ref", "title", "description", "$schema", "$id", "$defs"}  # what conforms() reads; tests hold the schema to it
+
+
+def conforms(value: Any, schema: dict[str, Any], defs: dict[str, Any]) -> bool:
+    """A yes/no reading of the packaged schema, for the keywords it uses, without jsonschema's
+    bookkeeping (which costs ~100 µs a message). Problems are still described by jsonschema."""
+    if "$ref" in schema:
+        return conforms(value, defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
+    if "type" in schema:
+        kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        if not any(_TYPE_CHECKS[kind](value) for kind in kinds):
+            return False
+    if "enum" in schema and value not in schema["enum"]:
+        return False
+    if "anyOf" in schema and not any(conforms(value, option, defs) for option in schema["anyOf"]):
+        return False
+    if isinstance(value, dict):
+        if any(key not in value for key in schema.get("required", ())):
+            return False
+        for key, subschema in schema.get("properties", {}).items():
+            if key in value and not conforms(value[key], subschema, defs):
+                return False
+    if isinstance(value, list) and "items" in schema:
+        return all(conforms(item, schema["items"], defs) for item in value)
+    return True
+
+
 class _ValidCache:
-    """Digests of request parts already found valid: a history re-sent N times is checked once."""
+    """Request parts already found valid: a history re-sent N times is checked once. Messages
+    are shared objects (ingest.intern), known by identity; the rest by a digest."""
 
     def __init__(self, size: int = 200_000) -> None:
-        self._seen: OrderedDict[bytes, None] = OrderedDict()
+        self._digests: OrderedDict[bytes, None] = OrderedDict()
+        self._messages = IdentityCache(size)
         self._size = size
 
-    def valid(self, part: Any, definition: str | None) -> bool:
-        digest = hashlib.blake2b(orjson.dumps(part), digest_size=16).digest()
-        if digest in self._seen:
-            self._seen.move_to_end(digest)
+    def valid_message(self, message: Any, schema: dict[str, Any]) -> bool:
+        if self._messages.get(message):
             return True
-        if not _validator(definition).is_valid(part):
+        return self._conforms(message, schema) and self._messages.put(message, True)
+
+    def valid_part(self, part: Any, schema: dict[str, Any]) -> bool:
+        digest = hashlib.blake2b(orjson.dumps(part), digest_size=16).digest()
+        if digest in self._digests:
+            self._digests.move_to_end(digest)
+            return True
+        if not self._conforms(part, schema):
             return False
-        self._seen[digest] = None
-        if len(self._seen) > self._size:
-            self._seen.popitem(last=False)
+        self._digests[digest] = None
+        if len(self._digests) > self._size:
+            self._digests.popitem(last=False)
         return True
+
+    @staticmethod
+    def _conforms(part: Any, schema: dict[str, Any]) -> bool:
+        try:
+            return conforms(part, schema, _schema()["$defs"])
+        except RecursionError:
+            return False
 
 
 _VALID = _ValidCache()
@@ -58,8 +106,9 @@ def fits(body: Any) -> bool:
     """Whether the body fits the schema, checking each distinct message once per run."""
     if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
         return False
-    skeleton = {**body, "messages": []}
-    return _VALID.valid(skeleton, None) and all(_VALID.valid(m, "message") for m in body["messages"])
+    schema = _schema()
+    message = schema["$defs"]["message"]
+    return _VALID.valid_part({**body, "messages": []}, schema) and all(_VALID.valid_message(m, message) for m in body["messages"])
 
 
 def json_pointer(path: Any) -> str:

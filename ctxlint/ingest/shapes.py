@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from ctxlint.chat import json_type
+from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, Record, Response
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import schema_problem
@@ -73,6 +74,8 @@ def closest_shape_hint(obj: dict[str, Any]) -> str:
 def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, **fields: Any) -> Record | InputProblem:
     if not isinstance(body, dict):
         return InputProblem(file, line, f"request body is {json_type(body)}, not an object", pointer_base or "/")
+    if isinstance(body.get("messages"), list):
+        body["messages"] = INTERNER.intern(body["messages"])
     problem = schema_problem(body, file, line, pointer_base)
     if problem is not None:
         return problem

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 import tiktoken.model
 
+from ctxlint.caching import IdentityCache
 from ctxlint.chat import text_of, tool_calls_of
 from ctxlint.tokens.offline_encodings import EncodingUnavailable, offline_encoding
 
@@ -72,11 +72,10 @@ def encode_pieces(text: str) -> list[str]:
 
 
 class TokenCounter:
-    """Per-message counts cached by content, so a history re-sent N times is tokenized once."""
+    """Per-message counts cached per message object, so a history re-sent N times is tokenized once."""
 
-    def __init__(self, cache_size: int = 65536) -> None:
-        self._cache: OrderedDict[tuple[str, bytes], int] = OrderedDict()
-        self._cache_size = cache_size
+    def __init__(self, cache_size: int = 262_144) -> None:
+        self._cache = IdentityCache(cache_size)  # messages are shared across requests (ingest.intern)
         self._encodings: dict[str, tuple[Any, str]] = {}
 
     def _encoding_for(self, model: str | None) -> tuple[Any, str]:
@@ -124,15 +123,9 @@ class TokenCounter:
         return TokenCount(self._text_tokens(message, encoding, name), name)
 
     def _text_tokens(self, message: dict[str, Any], encoding: Any, name: str) -> int:
-        key = (name, orjson.dumps(message, option=orjson.OPT_SORT_KEYS))
-        cached = self._cache.get(key)
+        cached = self._cache.get(message, name)
         if cached is None:
-            cached = self._count_text(encoding, name, message_text(message))
-            self._cache[key] = cached
-            if len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
-        else:
-            self._cache.move_to_end(key)
+            cached = self._cache.put(message, self._count_text(encoding, name, message_text(message)), name)
         return cached
 
     def count_text(self, text: str, model: str | None) -> TokenCount:
