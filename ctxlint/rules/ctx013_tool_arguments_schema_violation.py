@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 import jsonschema
 import referencing.exceptions
@@ -73,25 +73,39 @@ class ToolArgumentsSchemaViolation(Rule):
                 )
 
     def __init__(self) -> None:
-        # (schema, arguments) -> first error: every request re-sends the history's calls
+        # Every request re-sends the history's calls and the same tools: judge each once.
+        self._validators: dict[str, Any] = {}
         self._verdicts: dict[tuple[str, str], tuple[str, str, str] | None] = {}
 
     def _first_error(self, schema: dict, value: dict) -> tuple[str, str, str] | None:
         """(JSON pointer, schema keyword, what is wrong) of the first violation, or None."""
-        key = (short_hash(schema), short_hash(value))
+        schema_key = short_hash(schema)
+        key = (schema_key, short_hash(value))
         if key not in self._verdicts:
             if len(self._verdicts) > VERDICT_CACHE_SIZE:
                 self._verdicts.clear()
-            self._verdicts[key] = self._validate(schema, value)
+            if schema_key not in self._validators:
+                self._validators[schema_key] = self._compile(schema)
+            self._verdicts[key] = self._validate(self._validators[schema_key], value)
         return self._verdicts[key]
 
     @staticmethod
-    def _validate(schema: dict, value: dict) -> tuple[str, str, str] | None:
+    def _compile(schema: dict) -> Any:
+        """A validator for a declared parameters schema, or None when the schema itself is broken."""
         try:
             validator_class = jsonschema.validators.validator_for(schema)
             validator_class.check_schema(schema)
-            error = jsonschema.exceptions.best_match(validator_class(schema).iter_errors(value))
-        except (jsonschema.exceptions.SchemaError, referencing.exceptions.Unresolvable):
+            return validator_class(schema)
+        except jsonschema.exceptions.SchemaError:
+            return None
+
+    @staticmethod
+    def _validate(validator: Any, value: dict) -> tuple[str, str, str] | None:
+        if validator is None:
+            return None
+        try:
+            error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+        except referencing.exceptions.Unresolvable:
             return None
         if error is None:
             return None
