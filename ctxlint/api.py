@@ -9,7 +9,9 @@ from typing import Any, Iterable
 from ctxlint.config import Config, PerFileIgnore
 
 from ctxlint.engine import Engine, LintOptions, problem_findings
-from ctxlint.ingest import Ingested, read_inputs
+from ctxlint.ingest import Ingested, Item, collect, read_inputs
+from ctxlint.ingest.jsonl import parse_line
+from ctxlint.ingest.shapes import normalize
 from ctxlint.ingest.record import InputProblem, Record
 from ctxlint.profiles import ProfileBook
 from ctxlint.progress import NoProgress
@@ -43,6 +45,7 @@ class CheckOptions:
     config_root: Path | None = None
     baseline: list[dict[str, Any]] | None = None
     redact: bool = False
+    jobs: int = 1
 
     @classmethod
     def from_config(cls, config: Config, **overrides: Any) -> "CheckOptions":
@@ -66,7 +69,7 @@ def build_report(ingested: Ingested, options: CheckOptions, progress: NoProgress
     rules = [RULES[code]() for code in codes if RULES[code].scope != "record"]
     engine = Engine(rules, profile_book(options), options=LintOptions(options.rule_options, options.severities))
     sessions = build_sessions(ingested.records)
-    result = engine.run(sessions, progress)
+    result = engine.run(sessions, progress, jobs=options.jobs)
     findings = list(result.findings)
     if "CTX900" in codes:
         findings += problem_findings(ingested.problems, RULES["CTX900"](), engine)
@@ -97,12 +100,22 @@ def run_check(paths: list[str], options: CheckOptions | None = None, progress: N
         progress.close()
 
 
-def lint(records: Iterable[Record], options: CheckOptions | None = None) -> list[Finding]:
-    """Findings for already-parsed records of one or many sessions."""
+def records_from_line(line: bytes | str, file: str, line_number: int, session_key: str | None = None) -> list[Item]:
+    """What ctxlint reads from one JSONL line: records and/or located problems."""
+    raw = line.encode("utf-8") if isinstance(line, str) else line
+    return [item if isinstance(item, InputProblem) else normalize(item, file, line_number, session_key)
+            for item in parse_line(raw, file, line_number)]
+
+
+def lint(records: Iterable[Item], config: CheckOptions | Config | None = None) -> list[Finding]:
+    """Findings for already-read records (from records_from_line) of one or many sessions.
+
+    Give each call whole sessions: partition a log by session key (or, for logs without
+    keys, by file) and lint each partition; CTX023 then compares sessions within a partition."""
+    options = CheckOptions.from_config(config) if isinstance(config, Config) else (config or CheckOptions())
     ingested = Ingested()
-    for record in records:
-        (ingested.problems if isinstance(record, InputProblem) else ingested.records).append(record)
-    return build_report(ingested, options or CheckOptions()).findings
+    collect(records, ingested)
+    return build_report(ingested, options).findings
 
 
 def find_session(report: Report, wanted: str) -> Session | None:

@@ -139,6 +139,7 @@ def check(
     redact: bool = typer.Option(False, "--redact", help="No message content in any output: only roles, lengths, token counts and short hashes."),
     baseline_path: Optional[str] = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline file."),
     write_baseline: Optional[str] = typer.Option(None, "--write-baseline", help="Record today's findings in this baseline file and exit 0."),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=0, help="Check sessions in N processes (0: one per core). Same findings as one."),
     config_path: Optional[str] = ConfigOption,
     isolated: bool = IsolatedOption,
     session_key: Optional[str] = SessionKeyOption,
@@ -151,7 +152,7 @@ def check(
     _choice(fail_on, "--fail-on", SEVERITIES)
     _choice(input_format, "--input-format", INPUT_FORMATS)
     config = _config(config_path, isolated)
-    options = CheckOptions.from_config(config, input_format=input_format, redact=redact)
+    options = CheckOptions.from_config(config, input_format=input_format, redact=redact, jobs=jobs or os.cpu_count() or 1)
     if _split(select):  # a command-line select starts the selection over, as in ruff
         options.select, options.extend_select = _split(select), []
     options.extend_select += _split(extend_select)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import heapq
+import multiprocessing
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -142,6 +144,48 @@ class LintResult:
     coverage: dict[str, dict[str, Any]]
 
 
+@dataclass(slots=True)
+class Tally:
+    """What checking some sessions produced; tallies of disjoint sessions merge exactly."""
+
+    findings: list[Finding] = field(default_factory=list)
+    metrics: dict[tuple[str, int], "TurnMetrics"] = field(default_factory=dict)
+    judged: Counter = field(default_factory=Counter)
+    unjudged: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
+    caveats: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
+    sessions: int = 0
+
+    def merge(self, other: "Tally") -> None:
+        self.findings += other.findings
+        self.metrics.update(other.metrics)
+        self.judged.update(other.judged)
+        for mine, theirs in ((self.unjudged, other.unjudged), (self.caveats, other.caveats)):
+            for code, reasons in theirs.items():
+                mine[code].update(reasons)
+        self.sessions += other.sessions
+
+
+def partition(sessions: list[Session], parts: int) -> list[list[Session]]:
+    """Sessions dealt into parts of about equal work (requests × messages), largest first."""
+    buckets: list[tuple[int, int, list[Session]]] = [(0, index, []) for index in range(parts)]
+    weight = lambda s: sum(len(t.messages) + 1 for t in s.turns)  # noqa: E731
+    for session in sorted(sessions, key=weight, reverse=True):
+        load, index, members = heapq.heappop(buckets)
+        members.append(session)
+        heapq.heappush(buckets, (load + weight(session), index, members))
+    return [members for _, _, members in sorted(buckets, key=lambda b: b[1]) if members]
+
+
+_WORK: tuple["Engine", list[list[Session]]] | None = None
+
+
+def _check_part(index: int) -> Tally:
+    engine, parts = _WORK
+    tally = engine.check_sessions(parts[index])
+    tally.sessions = len(parts[index])
+    return tally
+
+
 class LogContext:
     """What log-scope rules read: every session with its turns, in input order."""
 
@@ -191,55 +235,86 @@ class Engine:
             fingerprint=short_hash(rule.code, base, turn_content, repr(violation.key)),
         )
 
-    def run(self, sessions: list[Session], progress: NoProgress | None = None) -> LintResult:
+    def run(self, sessions: list[Session], progress: NoProgress | None = None, jobs: int = 1) -> LintResult:
+        """Findings, per-turn metrics and coverage; with jobs > 1, sessions are checked in
+        forked worker processes (each session wholly in one), with the same result."""
         progress = progress or NoProgress()
         progress.checking(len(sessions))
-        findings: list[Finding] = []
-        metrics: dict[tuple[str, int], TurnMetrics] = {}
-        judged: Counter = Counter()
-        unjudged: dict[str, Counter] = defaultdict(Counter)
-        caveats: dict[str, Counter] = defaultdict(Counter)
-        reported: set[tuple] = set()
+        if jobs > 1 and len(sessions) > 1 and "fork" in multiprocessing.get_all_start_methods():
+            tally = self._check_in_workers(sessions, jobs, progress)
+        else:
+            tally = self.check_sessions(sessions, progress)
+            tally.merge(self.check_log(sessions))
+        coverage = {
+            rule.code: {"judged": tally.judged[rule.code], "not_judged": dict(sorted(tally.unjudged[rule.code].items())),
+                        "judged_with_caveats": dict(sorted(tally.caveats[rule.code].items()))}
+            for rule in self.rules
+        }
+        tally.findings.sort(key=Finding.sort_key)  # stable: a session's findings keep their order
+        return LintResult(tally.findings, sessions, tally.metrics, coverage)
+
+    def check_sessions(self, sessions: Iterable[Session], progress: NoProgress | None = None) -> "Tally":
+        """The request- and session-scope rules over each session, turn by turn."""
+        tally = Tally()
         turn_rules = [r for r in self.rules if r.scope != "log"]
         for session in sessions:
             ledger = ReasoningLedger()
+            reported: set[tuple] = set()
             previous = None
             for turn in session.turns:
                 ctx = TurnContext(self, session, turn, previous, ledger)
                 for rule in turn_rules:
                     reason = rule.cannot_judge(ctx)
                     if reason:
-                        unjudged[rule.code][reason] += 1
+                        tally.unjudged[rule.code][reason] += 1
                         continue
-                    judged[rule.code] += 1
+                    tally.judged[rule.code] += 1
                     caveat = rule.caveat(ctx)
                     if caveat:
-                        caveats[rule.code][caveat] += 1
+                        tally.caveats[rule.code][caveat] += 1
                     for violation in rule.check(ctx):
-                        marker = (rule.code, session.id, violation.key)
-                        if marker in reported:
-                            continue
-                        reported.add(marker)
-                        findings.append(self._finding(rule, session, turn, violation, turn.record.file, turn.record.line))
-                metrics[(session.id, turn.number)] = self._metrics(ctx)
+                        marker = (rule.code, violation.key)
+                        if marker not in reported:  # a defect is reported once, where it starts
+                            reported.add(marker)
+                            tally.findings.append(self._finding(rule, session, turn, violation, turn.record.file, turn.record.line))
+                tally.metrics[(session.id, turn.number)] = self._metrics(ctx)
                 self._learn(ledger, turn)
                 previous = turn
-            progress.checked()
+            if progress is not None:
+                progress.checked()
+        return tally
+
+    def check_log(self, sessions: list[Session]) -> "Tally":
+        """The rules that compare sessions with each other."""
+        tally = Tally()
         log_ctx = LogContext(self, sessions)
         for rule in (r for r in self.rules if r.scope == "log"):
-            judged[rule.code] += sum(len(s.turns) for s in sessions)
+            tally.judged[rule.code] += sum(len(s.turns) for s in sessions)
+            reported: set[tuple] = set()
             for session, turn, violation in rule.check_log(log_ctx):
-                marker = (rule.code, session.id, violation.key)
+                marker = (session.id, violation.key)
                 if marker not in reported:
                     reported.add(marker)
-                    findings.append(self._finding(rule, session, turn, violation, turn.record.file, turn.record.line))
-        coverage = {
-            rule.code: {"judged": judged[rule.code], "not_judged": dict(sorted(unjudged[rule.code].items())),
-                        "judged_with_caveats": dict(sorted(caveats[rule.code].items()))}
-            for rule in self.rules
-        }
-        findings.sort(key=Finding.sort_key)
-        return LintResult(findings, sessions, metrics, coverage)
+                    tally.findings.append(self._finding(rule, session, turn, violation, turn.record.file, turn.record.line))
+        return tally
+
+    def _check_in_workers(self, sessions: list[Session], jobs: int, progress: NoProgress) -> "Tally":
+        global _WORK
+        parts = partition(sessions, jobs)
+        _WORK = (self, parts)  # forked workers inherit the parsed sessions: nothing is pickled in
+        tally = Tally()
+        try:
+            with multiprocessing.get_context("fork").Pool(len(parts)) as pool:
+                pending = pool.map_async(_check_part, range(len(parts)))
+                log_tally = self.check_log(sessions)  # the parent compares sessions meanwhile
+                for part_tally in pending.get():
+                    tally.merge(part_tally)
+                    for _ in range(part_tally.sessions):
+                        progress.checked()
+        finally:
+            _WORK = None
+        tally.merge(log_tally)
+        return tally
 
     @staticmethod
     def _learn(ledger: ReasoningLedger, turn: Turn) -> None:

@@ -105,6 +105,30 @@ def _pointer_of_key(value: object, key: str, path: str = "") -> str | None:
     return None
 
 
+def parse_line(line_bytes: bytes, path: str, number: int, first: bool = False, last: bool = False) -> list[object | InputProblem]:
+    """One log line: [] when blank, else the parsed value and/or the problems found in it."""
+    text = line_bytes
+    if first and text.startswith(b"\xef\xbb\xbf"):
+        text = text[3:]
+    text = text.rstrip(b"\r\n")
+    if not text.strip():
+        return []
+    found: list[object | InputProblem] = []
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as error:
+        value = _overflowing_numbers(text, error)
+        if value is None:
+            return [InputProblem(path, number, decode_error(error, line_bytes, last))]
+        found.append(InputProblem(path, number, f"a number at column {error.colno} overflows a double; read as infinity"))
+    found.insert(0, value)
+    if text.count(b'"messages"') > 1:
+        duplicate = duplicate_key(text)
+        if duplicate is not None:
+            found.append(InputProblem(path, number, f"duplicate key {duplicate[0]!r} in the object at {duplicate[1] or '/'}: the last one was read, providers may read another"))
+    return found
+
+
 def iter_lines(path: str, on_bytes: Callable[[int], None] | None = None) -> Iterator[tuple[int, object | InputProblem]]:
     """(line number, parsed object or problem) for every non-blank line; raises ReadError.
 
@@ -122,25 +146,7 @@ def iter_lines(path: str, on_bytes: Callable[[int], None] | None = None) -> Iter
                 number += 1
                 if on_bytes is not None:
                     on_bytes(len(line_bytes))
-                text = line_bytes
-                if number == 1 and text.startswith(b"\xef\xbb\xbf"):
-                    text = text[3:]
-                text = text.rstrip(b"\r\n")
-                if not text.strip():
-                    continue
-                try:
-                    value = orjson.loads(text)
-                except orjson.JSONDecodeError as error:
-                    value = _overflowing_numbers(text, error)
-                    if value is None:
-                        yield number, InputProblem(path, number, decode_error(error, line_bytes, not pending))
-                        continue
-                    yield number, InputProblem(path, number, f"a number at column {error.colno} overflows a double; read as infinity")
-                yield number, value
-                if text.count(b'"messages"') > 1:
-                    duplicate = duplicate_key(text)
-                    if duplicate is not None:
-                        yield number, InputProblem(path, number, f"duplicate key {duplicate[0]!r} in the object at {duplicate[1] or '/'}: the last one was read, providers may read another")
+                yield from ((number, item) for item in parse_line(line_bytes, path, number, first=number == 1, last=not pending))
     except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as error:
         where = f"after line {number}" if number else "before the first line"
         raise ReadError(f"{path}: read stopped {where}: {error}") from error
