@@ -118,6 +118,8 @@ def _destination(output: Optional[str]) -> Iterator[IO[str]]:
 ConfigOption = typer.Option(None, "--config", help="Read settings from this file (ctxlint.toml or pyproject.toml).")
 IsolatedOption = typer.Option(False, "--isolated", help="Ignore every config file.")
 SessionKeyOption = typer.Option(None, "--session-key", help="Dotted path of the session id in each record.")
+ViewFormatOption = typer.Option("text", "--format", help="text or json.")
+NoColorOption = typer.Option(False, "--no-color", help="No colors.")
 InputFormatOption = typer.Option(None, "--input-format", help="Force a reader: jsonl, cassette, snapshot, trajectory.")
 
 
@@ -234,9 +236,9 @@ def _checked(paths: list[str], options: CheckOptions) -> Report:
 def show(
     paths: List[str] = typer.Argument(..., help="The log file(s) holding the session."),
     session_id: str = typer.Option(..., "--session", "-s", help="The session id (as the report prints it; a unique prefix will do)."),
-    output_format: str = typer.Option("text", "--format", help="text or json."),
+    output_format: str = ViewFormatOption,
     redact: bool = typer.Option(False, "--redact", help="Show lengths and hashes instead of message text."),
-    no_color: bool = typer.Option(False, "--no-color", help="No colors."),
+    no_color: bool = NoColorOption,
     config_path: Optional[str] = ConfigOption,
     isolated: bool = IsolatedOption,
     session_key: Optional[str] = SessionKeyOption,
@@ -261,9 +263,9 @@ def show(
 @app.command("stats")
 def stats(
     paths: List[str] = typer.Argument(..., help="Log files, directories, globs, or - for stdin."),
-    output_format: str = typer.Option("text", "--format", help="text or json."),
+    output_format: str = ViewFormatOption,
     top: int = typer.Option(20, "--top", min=1, help="How many of the heaviest sessions to list in text output."),
-    no_color: bool = typer.Option(False, "--no-color", help="No colors."),
+    no_color: bool = NoColorOption,
     config_path: Optional[str] = ConfigOption,
     isolated: bool = IsolatedOption,
     session_key: Optional[str] = SessionKeyOption,
