@@ -12,7 +12,7 @@ from ctxlint.engine import Engine, LintOptions, problem_findings
 from ctxlint.ingest import Ingested, Item, collect, read_inputs
 from ctxlint.ingest.jsonl import parse_line
 from ctxlint.ingest.shapes import normalize
-from ctxlint.ingest.record import InputProblem, Record
+from ctxlint.ingest.record import InputProblem
 from ctxlint.profiles import ProfileBook
 from ctxlint.progress import NoProgress
 from ctxlint.report import Report

@@ -165,10 +165,15 @@ class Tally:
         self.sessions += other.sessions
 
 
+def session_work(session: Session) -> int:
+    """How much checking a session takes, about: the messages of all its requests."""
+    return sum(len(turn.messages) + 1 for turn in session.turns)
+
+
 def partition(sessions: list[Session], parts: int) -> list[list[Session]]:
-    """Sessions dealt into parts of about equal work (requests × messages), largest first."""
+    """Sessions dealt into parts of about equal work, largest first."""
     buckets: list[tuple[int, int, list[Session]]] = [(0, index, []) for index in range(parts)]
-    weight = lambda s: sum(len(t.messages) + 1 for t in s.turns)  # noqa: E731
+    weight = session_work
     for session in sorted(sessions, key=weight, reverse=True):
         load, index, members = heapq.heappop(buckets)
         members.append(session)
