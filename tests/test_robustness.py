@@ -292,3 +292,28 @@ def test_output_does_not_depend_on_the_hash_seed():
                                 cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, timeout=120)
         outputs.add(result.stdout)
     assert len(outputs) == 1
+
+
+@pytest.mark.parametrize(("line", "hint"), [
+    ({"model": "gpt-4o", "input": "hi"}, "it looks like an OpenAI Responses API body"),
+    ({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}, "it looks like a Gemini generateContent body"),
+    ({"foo": 1}, 'expected an envelope {"request": {...}}, a bare request {"messages": [...]}'),
+])
+def test_unknown_shapes_name_the_closest_known_one(tmp_path, line, hint):
+    found = located(tmp_path, orjson.dumps(line) + b"\n")
+    assert found == [("CTX900", 1, f"not a known record shape: {hint}" + found[0][2].split(hint, 1)[1])]
+
+
+def test_anthropic_messages_bodies_are_counted_as_skipped_not_linted(tmp_path):
+    anthropic = [
+        {"model": "claude-sonnet-4", "max_tokens": 100, "system": "be brief", "messages": [{"role": "user", "content": "hi"}]},
+        {"session_id": "a", "request": {"model": "claude-sonnet-4", "messages": [
+            {"role": "user", "content": "weather?"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "w", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "18"}]}]}},
+    ]
+    log = tmp_path / "anthropic.jsonl"
+    log.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in anthropic) + TWO_USERS + b"\n")
+    report = json_report(str(log))
+    assert report["summary"]["skipped"] == {"Anthropic Messages API": 2}
+    assert [(f["code"], f["line"]) for f in report["findings"]] == [("CTX003", 3)]

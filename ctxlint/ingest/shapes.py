@@ -8,7 +8,7 @@ from typing import Any
 
 from ctxlint.chat import json_type
 from ctxlint.ingest.intern import INTERNER
-from ctxlint.ingest.record import InputProblem, Record, Response
+from ctxlint.ingest.record import InputProblem, Record, Response, Skipped
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import schema_problem
 
@@ -71,9 +71,26 @@ def closest_shape_hint(obj: dict[str, Any]) -> str:
     return "expected an envelope {\"request\": {...}}, a bare request {\"messages\": [...]}, or an OpenAI Batch line {\"custom_id\", \"body\"}"
 
 
-def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, **fields: Any) -> Record | InputProblem:
+ANTHROPIC_BLOCKS = ("tool_use", "tool_result", "thinking", "redacted_thinking")
+
+
+def is_anthropic_body(body: dict[str, Any]) -> bool:
+    """An Anthropic Messages request: its own version header in the body, a top-level system
+    prompt (chat-completions has none), or content blocks only Anthropic defines."""
+    if "anthropic_version" in body or ("system" in body and "messages" in body):
+        return True
+    messages = body.get("messages")
+    return isinstance(messages, list) and any(
+        isinstance(part, dict) and part.get("type") in ANTHROPIC_BLOCKS
+        for message in messages if isinstance(message, dict) and isinstance(message.get("content"), list)
+        for part in message["content"])
+
+
+def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, **fields: Any) -> Record | InputProblem | Skipped:
     if not isinstance(body, dict):
         return InputProblem(file, line, f"request body is {json_type(body)}, not an object", pointer_base or "/")
+    if is_anthropic_body(body):  # counted as skipped, as in cassettes: not linted as chat-completions
+        return Skipped(file, line, "Anthropic Messages API")
     if isinstance(body.get("messages"), list):
         body["messages"] = INTERNER.intern(body["messages"])
     problem = schema_problem(body, file, line, pointer_base)
@@ -82,7 +99,7 @@ def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, **fi
     return Record(file=file, line=line, shape=shape, request=body, **fields)
 
 
-def normalize(obj: Any, file: str, line: int, session_key_path: str | None = None) -> Record | InputProblem | BatchOutput:
+def normalize(obj: Any, file: str, line: int, session_key_path: str | None = None) -> Record | InputProblem | BatchOutput | Skipped:
     if not isinstance(obj, dict):
         return InputProblem(file, line, f"record is {json_type(obj)}, not an object")
     if isinstance(obj.get("request"), dict) or ("request" in obj and "messages" not in obj):
