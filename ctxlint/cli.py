@@ -167,9 +167,11 @@ def check(
     previous_baseline = None
     try:
         if baseline_path is not None:
-            options.baseline = previous_baseline = baseline.read(baseline_path)
+            previous_baseline = baseline.read(baseline_path)
         elif write_baseline is not None and Path(write_baseline).is_file():
             previous_baseline = baseline.read(write_baseline)
+        if write_baseline is None:  # a baseline being written records every finding, old ones too
+            options.baseline = previous_baseline
         selected_codes(options.select or None, options.ignore, options.extend_select)
     except (BaselineError, UnknownSelector) as error:
         _usage_error(str(error))

@@ -69,3 +69,10 @@ def test_fingerprints_do_not_depend_on_line_numbers(tmp_path):
     before = [f["fingerprint"] for f in json_report(str(DEMO))["findings"]]
     after = [f["fingerprint"] for f in json_report(str(log))["findings"]]
     assert before == after and len(set(before)) == 5
+
+
+def test_rewriting_a_baseline_keeps_the_old_findings(tmp_path):
+    baseline = tmp_path / "b.json"
+    run_cli("check", str(DEMO), "--write-baseline", str(baseline))
+    result = run_cli("check", str(DEMO), "--baseline", str(baseline), "--write-baseline", str(baseline))
+    assert result.exit_code == 0 and len(orjson.loads(baseline.read_bytes())["findings"]) == 5

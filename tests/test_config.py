@@ -119,3 +119,11 @@ def test_config_command_shows_the_settings_in_effect(project):
     settings = orjson.loads(run_cli("config").stdout)
     assert settings["source"] == str((project / "ctxlint.toml").resolve()) or settings["source"].endswith("ctxlint.toml")
     assert settings["select"] == ["CTX003"] and settings["models"] == {"m": {"like": "glm-5.3"}}
+
+
+def test_a_broken_pyproject_that_configures_ctxlint_is_an_error_one_that_does_not_is_ignored(project):
+    (project / "pyproject.toml").write_text('[tool.ctxlint]\nselect = ["CTX003"\n')
+    result = run_cli("check", DEMO)
+    assert result.exit_code == 2 and "not valid TOML" in result.stderr and "pyproject.toml" in result.stderr
+    (project / "pyproject.toml").write_text('[project\nname = "x"\n')
+    assert run_cli("check", DEMO).exit_code == 1

@@ -74,10 +74,13 @@ def discover(start: Path | None = None) -> Path | None:
 
 
 def _has_tool_table(pyproject: Path) -> bool:
+    """Whether this pyproject.toml configures ctxlint; a broken one that does is an error."""
     try:
-        return "ctxlint" in _read_toml(pyproject).get("tool", {})
-    except ConfigError:
+        if "[tool.ctxlint" not in pyproject.read_text(encoding="utf-8", errors="replace"):
+            return False
+    except OSError:
         return False
+    return "ctxlint" in _read_toml(pyproject).get("tool", {})
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
