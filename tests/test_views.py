@@ -54,3 +54,13 @@ def test_stats_per_model_and_session():
     assert trip["peak_window_ratio"] == round(655 / 1_000_000, 4)
     text = run_cli("stats", DEMO).stdout
     assert "per model" in text and "deepseek-reasoner" in text and "prompt tokens by server" in text
+
+
+def test_show_tells_a_summary_from_a_trim():
+    log = str(FIXTURES / "views" / "summarized-history.jsonl")
+    record = orjson.loads(run_cli("show", log, "--session", "k", "--format", "json").stdout)
+    statuses = {m["message"]: m["turns"].get("3", {}).get("status") for m in record["messages"]}
+    assert statuses == {1: "sent", 2: "sent", 3: "summarized", 4: "summarized", 5: "summarized", 6: "sent", 7: "sent"}
+    assert record["messages"][2]["turns"]["3"]["why"] == "replaced by message 2 of this request"
+    assert record["first_loss"] is None
+    assert run_cli("check", log).exit_code == 0  # the first turn's constraints are kept: nothing to report

@@ -119,7 +119,13 @@ class SendRecordBuilder:
                     cursor = max(cursor, index)
             self._pair_edited(turn, matched)
             last_kept = max(matched, default=-1)
-            inserted = [i for i in range(len(turn.messages)) if i not in matched and i < last_kept]
+            # A summary is a new message put into the history rather than new input: inserted
+            # before kept messages, or an assistant/system message no response returned, sent
+            # ahead of this turn's new user input.
+            new = [i for i in range(len(turn.messages)) if i not in matched]
+            first_new_user = next((i for i in new if role_of(turn.messages[i]) == "user"), len(turn.messages))
+            inserted = [i for i in new if i < last_kept or (turn.number > 1 and i < first_new_user
+                                                              and role_of(turn.messages[i]) in ("assistant", *STEERING_ROLES))]
             for index, message in enumerate(turn.messages):
                 if index not in matched:
                     entry = self._add(message, f"turn {turn.number} request", turn)
