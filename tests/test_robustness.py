@@ -315,5 +315,5 @@ def test_anthropic_messages_bodies_are_counted_as_skipped_not_linted(tmp_path):
     log = tmp_path / "anthropic.jsonl"
     log.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in anthropic) + TWO_USERS + b"\n")
     report = json_report(str(log))
-    assert report["summary"]["skipped"] == {"Anthropic Messages API": 2}
+    assert report["summary"]["skipped"] == {"not chat-completions: Anthropic Messages API": 2}
     assert [(f["code"], f["line"]) for f in report["findings"]] == [("CTX003", 3)]

@@ -90,7 +90,7 @@ def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, **fi
     if not isinstance(body, dict):
         return InputProblem(file, line, f"request body is {json_type(body)}, not an object", pointer_base or "/")
     if is_anthropic_body(body):  # counted as skipped, as in cassettes: not linted as chat-completions
-        return Skipped(file, line, "Anthropic Messages API")
+        return Skipped(file, line, "not chat-completions: Anthropic Messages API")
     if isinstance(body.get("messages"), list):
         body["messages"] = INTERNER.intern(body["messages"])
     problem = schema_problem(body, file, line, pointer_base)
