@@ -2,7 +2,8 @@
 
 For each size: (a) the floor — read every line and orjson.loads it, nothing else;
 (b) `jq -c . >/dev/null`; (c) `ctxlint check --format json`; (d) the same with --jobs 2.
-Prints MB/s, the ratios to the floor and to jq, and each child's peak RSS (wait4).
+Prints MB/s, the ratios to the floor and to jq, and each child's peak RSS (wait4), and
+stops if the --jobs report differs from the single-process one by a byte.
 
     python bench/run.py --sizes 10MB 100MB 1GB
 """
@@ -54,10 +55,13 @@ def main() -> None:
         records = sum(1 for _ in log.open("rb"))
         floor, _, _ = measure([sys.executable, "-c", FLOOR, str(log)])
         jq = measure(["jq", "-c", ".", str(log)])[0] if shutil.which("jq") else float("nan")
-        single, single_rss, code = measure([*ctxlint, "check", "--format", "json", "--exit-zero", str(log)])
+        single_out, jobs_out = args.data / f"{size_text}.single.json", args.data / f"{size_text}.jobs.json"
+        single, single_rss, code = measure([*ctxlint, "check", "--format", "json", "--exit-zero", "--output", str(single_out), str(log)])
         if code != 0:
             raise SystemExit(f"ctxlint exited {code} on {log}")
-        jobs, jobs_rss, code = measure([*ctxlint, "check", "--format", "json", "--exit-zero", "--jobs", str(args.jobs), str(log)])
+        jobs, jobs_rss, code = measure([*ctxlint, "check", "--format", "json", "--exit-zero", "--jobs", str(args.jobs), "--output", str(jobs_out), str(log)])
+        if code != 0 or single_out.read_bytes() != jobs_out.read_bytes():
+            raise SystemExit(f"--jobs {args.jobs} changed the report on {log} (exit {code})")
         print(f"{size_text:>7} {records:>9,} | {megabytes / floor:>10.1f} {megabytes / jq:>8.1f} | {megabytes / single:>12.1f} "
               f"{floor / single:>7.2f} {jq / single:>6.2f} {single_rss:>7} | {megabytes / jobs:>11.1f} {single / jobs:>6.2f} {jobs_rss:>7}")
 
