@@ -9,10 +9,8 @@ from typing import Any, Iterable
 from ctxlint.config import Config, PerFileIgnore
 
 from ctxlint.engine import Engine, LintOptions, problem_findings
-from ctxlint.ingest import Ingested, Item, collect, read_inputs
+from ctxlint.ingest import Ingested, Item, as_item, collect, read_inputs
 from ctxlint.ingest.jsonl import parse_line
-from ctxlint.ingest.shapes import normalize
-from ctxlint.ingest.record import InputProblem
 from ctxlint.profiles import ProfileBook
 from ctxlint.progress import NoProgress
 from ctxlint.report import Report
@@ -103,8 +101,7 @@ def run_check(paths: list[str], options: CheckOptions | None = None, progress: N
 def records_from_line(line: bytes | str, file: str, line_number: int, session_key: str | None = None) -> list[Item]:
     """What ctxlint reads from one JSONL line: records and/or located problems."""
     raw = line.encode("utf-8") if isinstance(line, str) else line
-    return [item if isinstance(item, InputProblem) else normalize(item, file, line_number, session_key)
-            for item in parse_line(raw, file, line_number)]
+    return [as_item(parsed, file, line_number, session_key) for parsed in parse_line(raw, file, line_number)]
 
 
 def lint(records: Iterable[Item], config: CheckOptions | Config | None = None) -> list[Finding]:

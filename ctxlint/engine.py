@@ -173,11 +173,10 @@ def session_work(session: Session) -> int:
 def partition(sessions: list[Session], parts: int) -> list[list[Session]]:
     """Sessions dealt into parts of about equal work, largest first."""
     buckets: list[tuple[int, int, list[Session]]] = [(0, index, []) for index in range(parts)]
-    weight = session_work
-    for session in sorted(sessions, key=weight, reverse=True):
+    for session in sorted(sessions, key=session_work, reverse=True):
         load, index, members = heapq.heappop(buckets)
         members.append(session)
-        heapq.heappush(buckets, (load + weight(session), index, members))
+        heapq.heappush(buckets, (load + session_work(session), index, members))
     return [members for _, _, members in sorted(buckets, key=lambda b: b[1]) if members]
 
 

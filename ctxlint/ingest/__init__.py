@@ -29,9 +29,14 @@ class Ingested:
         return dict(sorted(Counter(s.reason for s in self.skipped).items()))
 
 
+def as_item(parsed: object, file: str, line: int, session_key: str | None) -> Item:
+    """A parsed JSONL line as what ctxlint reads from it; a problem found in parsing stays one."""
+    return parsed if isinstance(parsed, InputProblem) else normalize(parsed, file, line, session_key)
+
+
 def read_jsonl(source: Source, session_key: str | None, progress: NoProgress) -> Iterator[Item]:
     for number, obj in iter_lines(source.path, progress.advance):
-        yield obj if isinstance(obj, InputProblem) else normalize(obj, source.path, number, session_key)
+        yield as_item(obj, source.path, number, session_key)
 
 
 def _readers() -> dict[str, Callable[[Source, str | None], Iterable[Item]]]:

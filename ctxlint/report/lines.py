@@ -25,9 +25,13 @@ def where(finding: Finding) -> str:
     return ", ".join(parts)
 
 
+def _with_where(text: str, finding: Finding) -> str:
+    context = where(finding)
+    return f"{text} ({context})" if context else text
+
+
 def render_concise(report: Report) -> str:
-    lines = [safe(f"{f.file}:{f.line}: {f.code} {f.message}") + (f" ({safe(where(f))})" if where(f) else "") for f in report.findings]
-    return "".join(line + "\n" for line in lines)
+    return "".join(safe(_with_where(f"{f.file}:{f.line}: {f.code} {f.message}", f)) + "\n" for f in report.findings)
 
 
 def render_jsonl(report: Report) -> str:
@@ -47,7 +51,6 @@ def render_github(report: Report) -> str:
     out = []
     for f in report.findings:
         properties = f"file={_escape_property(f.file)},line={f.line},title={_escape_property(f'ctxlint {f.code}')}"
-        context = f" ({where(f)})" if where(f) else ""
-        body = _escape_data(safe(f"{f.name}: {f.message}{context}. Fix: {f.remediation}"))
+        body = _escape_data(safe(_with_where(f"{f.name}: {f.message}", f) + f". Fix: {f.remediation}"))
         out.append(f"::{GITHUB_LEVEL[f.severity]} {properties}::{body}\n")
     return "".join(out)
