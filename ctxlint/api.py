@@ -8,8 +8,8 @@ from typing import Any, Iterable
 
 from ctxlint.config import Config, PerFileIgnore
 
-from ctxlint.engine import Engine, LintOptions, problem_findings
-from ctxlint.ingest import Ingested, Item, as_item, collect, read_inputs
+from ctxlint.engine import Engine, LintOptions, LintResult, problem_findings
+from ctxlint.ingest import Ingested, Item, as_item, collect, read_inputs, sort_items, stream_inputs
 from ctxlint.ingest.jsonl import parse_line
 from ctxlint.profiles import ProfileBook
 from ctxlint.progress import NoProgress
@@ -44,6 +44,7 @@ class CheckOptions:
     baseline: list[dict[str, Any]] | None = None
     redact: bool = False
     jobs: int = 1
+    hold: bool = False  # keep every session's records in the report, for views
 
     @classmethod
     def from_config(cls, config: Config, **overrides: Any) -> "CheckOptions":
@@ -62,12 +63,30 @@ def profile_book(options: CheckOptions) -> ProfileBook:
     return ProfileBook(options.context_window, options.aliases, options.model_windows)
 
 
-def build_report(ingested: Ingested, options: CheckOptions, progress: NoProgress | None = None) -> Report:
+def _engine(options: CheckOptions) -> tuple[Engine, list[str]]:
     codes = selected_codes(options.select or None, options.ignore, options.extend_select)
     rules = [RULES[code]() for code in codes if RULES[code].scope != "record"]
-    engine = Engine(rules, profile_book(options), options=LintOptions(options.rule_options, options.severities))
+    return Engine(rules, profile_book(options), options=LintOptions(options.rule_options, options.severities)), codes
+
+
+def build_report(ingested: Ingested, options: CheckOptions, progress: NoProgress | None = None) -> Report:
+    """The report over records already read and held (views, lint(), --jobs)."""
+    engine, codes = _engine(options)
     sessions = build_sessions(ingested.records)
     result = engine.run(sessions, progress, jobs=options.jobs)
+    return _report(result, ingested, options, engine, codes, conversations=sessions)
+
+
+def stream_report(paths: list[str], options: CheckOptions, progress: NoProgress | None = None) -> Report:
+    """The report over the inputs, each record checked as it is read and then let go."""
+    engine, codes = _engine(options)
+    ingested = Ingested()
+    records = sort_items(stream_inputs(paths, ingested, options.session_key, options.input_format, progress), ingested)
+    return _report(engine.check_stream(records), ingested, options, engine, codes)
+
+
+def _report(result: LintResult, ingested: Ingested, options: CheckOptions, engine: Engine, codes: list[str],
+            conversations: list[Session] | None = None) -> Report:
     findings = list(result.findings)
     if "CTX900" in codes:
         findings += problem_findings(ingested.problems, RULES["CTX900"](), engine)
@@ -83,17 +102,22 @@ def build_report(ingested: Ingested, options: CheckOptions, progress: NoProgress
         findings = [redact_finding(f) for f in findings]
         stale = [{**entry, "message": placeholder(str(entry.get("message", "")))} for entry in stale]
     return Report(
-        findings=findings, sessions=sessions, metrics=result.metrics, coverage=result.coverage,
-        files=ingested.files, records=len(ingested.records), skipped=ingested.skipped_by_reason,
+        findings=findings, sessions=result.sessions, coverage=result.coverage,
+        files=ingested.files, records=ingested.record_count, skipped=ingested.skipped_by_reason,
         io_errors=ingested.io_errors, suppressed=suppressed, baseline_stale=stale, redacted=options.redact,
+        conversations=conversations or [],
     )
 
 
 def run_check(paths: list[str], options: CheckOptions | None = None, progress: NoProgress | None = None) -> Report:
+    """Check the inputs. Records are let go once checked, unless the options ask to hold
+    them (for views) or to check in several processes, which share out held sessions."""
     options = options or CheckOptions()
     progress = progress or NoProgress()
     try:
-        return build_report(read_inputs(paths, options.session_key, options.input_format, progress), options, progress)
+        if options.hold or options.jobs > 1:
+            return build_report(read_inputs(paths, options.session_key, options.input_format, progress), options, progress)
+        return stream_report(paths, options, progress)
     finally:
         progress.close()
 
@@ -117,17 +141,17 @@ def lint(records: Iterable[Item], config: CheckOptions | Config | None = None) -
 
 def find_session(report: Report, wanted: str) -> Session | None:
     """The session with this id, or the only one whose id starts with it."""
-    exact = next((s for s in report.sessions if s.id == wanted), None)
+    exact = next((s for s in report.conversations if s.id == wanted), None)
     if exact is not None:
         return exact
-    prefixed = [s for s in report.sessions if s.id.startswith(wanted)]
+    prefixed = [s for s in report.conversations if s.id.startswith(wanted)]
     return prefixed[0] if len(prefixed) == 1 else None
 
 
 def session_send_record(report: Report, session: Session, options: CheckOptions) -> SendRecord:
-    turn_tokens = {t.number: (report.metrics[(session.id, t.number)].tokens, report.metrics[(session.id, t.number)].counter) for t in session.turns}
+    turn_tokens = {t.number: (t.tokens, t.counter) for t in report.summary_of(session.id).turns}
     return send_record(session, report.session_findings(session), profile_book(options), TokenCounter(), turn_tokens)
 
 
 def log_usage_of(report: Report) -> tuple[list[Usage], list[Usage]]:
-    return log_usage(report.sessions, report.metrics, TokenCounter())
+    return log_usage(report.conversations, report.sessions, TokenCounter())

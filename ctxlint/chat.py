@@ -55,9 +55,10 @@ def tool_call_ids(message: dict[str, Any]) -> list[str]:
     return [call["id"] for call in tool_calls_of(message) if isinstance(call.get("id"), str)]
 
 
-def assistant_calls(messages: list[dict[str, Any]]) -> Iterator[tuple[int, int, dict[str, Any]]]:
-    """(message index, position in its tool_calls, call) for every call in the history."""
-    for index, message in enumerate(messages):
+def assistant_calls(messages: list[dict[str, Any]], start: int = 0) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """(message index, position in its tool_calls, call) for every call in the history from start."""
+    for index in range(start, len(messages)):
+        message = messages[index]
         if role_of(message) == "assistant":
             for position, call in enumerate(tool_calls_of(message)):
                 yield index, position, call
@@ -91,6 +92,22 @@ def reasoning_text(value: Any) -> str:
     if value is None:
         return ""
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+class ReasoningSeen(tuple):
+    """(digest, length) of a reasoning value: what is kept of it to tell whether it came
+    back unchanged, without keeping the text."""
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, value: Any) -> "ReasoningSeen":
+        text = reasoning_text(value)
+        return cls((short_hash(text), len(text)))
+
+    @property
+    def length(self) -> int:
+        return self[1]
 
 
 def short_hash(*parts: Any) -> str:

@@ -1,24 +1,35 @@
-"""Run the rules over sessions: each rule sees each request once, in order, with context."""
+"""Run the rules over sessions, request by request, in the order the requests arrive.
+
+Each rule sees each request once, with what the session's earlier requests left behind:
+the previous request, the reasoning each assistant turn carried, the defects already
+reported. A request that re-sends the previous request's messages (the same objects:
+ingest shares them) is judged only from where it differs, since the part it shares was
+judged already, under the same settings; a defect is reported once, where it starts.
+"""
 
 from __future__ import annotations
 
 import heapq
 import multiprocessing
-from collections import Counter, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import orjson
 
-from ctxlint.chat import REASONING_FIELDS, message_identity, role_of, short_hash
-from ctxlint.ingest.record import InputProblem
+from ctxlint.chat import REASONING_FIELDS, ReasoningSeen, message_identity, role_of, short_hash
+from ctxlint.ingest.record import InputProblem, Record
 from ctxlint.profiles import Profile, ProfileBook, passback_required
 from ctxlint.progress import NoProgress
-from ctxlint.rules.base import Finding, Rule, Violation
+from ctxlint.rules.base import NO_CHAIN, Finding, Rule, Violation
+from ctxlint.sessions.grouping import SessionAssembler
 from ctxlint.sessions.history import Transition, align
-from ctxlint.sessions.model import Session, Turn
+from ctxlint.sessions.model import Session, Turn, make_turn
 from ctxlint.tokens.counter import TokenCount, TokenCounter, prompt_tokens
+
+
+HOT_SESSIONS = 512  # sessions whose previous request is held whole
 
 
 @dataclass(slots=True)
@@ -34,6 +45,8 @@ class ReasoningLedger:
     without any reasoning: the model did not think there, so there is nothing to pass back.
     """
 
+    __slots__ = ("_seen",)
+
     def __init__(self) -> None:
         self._seen: dict[tuple, dict[str, Any]] = {}
 
@@ -45,7 +58,7 @@ class ReasoningLedger:
         for name in REASONING_FIELDS:
             value = message.get(name)
             if value not in (None, "", []) and name not in entry:
-                entry[name] = value
+                entry[name] = ReasoningSeen.of(value)
 
 
 def thinking_enabled(request: dict[str, Any], profile: Profile) -> bool | None:
@@ -66,15 +79,81 @@ def thinking_enabled(request: dict[str, Any], profile: Profile) -> bool | None:
     return None
 
 
+def settings_digest(request: dict[str, Any]) -> str:
+    """Identity of everything a request sets besides its messages (model, tools, thinking…)."""
+    return short_hash({name: value for name, value in request.items() if name != "messages"})
+
+
+@dataclass(slots=True)
+class TurnMetrics:
+    number: int
+    file: str
+    line: int
+    messages: int
+    tokens: int
+    counter: str
+    window: int | None
+    window_source: str | None
+    finish_reason: str | None
+    status: int | None
+    model: str | None
+
+    @property
+    def ratio(self) -> float | None:
+        return self.tokens / self.window if self.window else None
+
+
+@dataclass(slots=True, eq=False)
+class SessionSummary:
+    """What the report keeps of a session: its identity and one row of facts per request."""
+
+    id: str
+    file: str
+    explicit_key: bool
+    turns: list[TurnMetrics] = field(default_factory=list)
+
+
+class SessionCheck:
+    """What the engine keeps of one session between its requests: of its first request the
+    line and opening messages, the previous request (slimmed once the session is idle),
+    the reasoning ledger, the defects reported."""
+
+    __slots__ = ("summary", "first_line", "opening", "previous", "ledger", "reported", "judged", "pending", "settings", "fingerprint_base")
+
+    def __init__(self, session_id: str, file: str, explicit_key: bool) -> None:
+        self.summary = SessionSummary(session_id, file, explicit_key)
+        self.first_line = 0
+        self.opening: dict[str, tuple[int, dict[str, Any]]] = {}  # role -> (index, message) of the first system and user message
+        self.previous: Turn | None = None
+        self.ledger = ReasoningLedger()
+        self.reported: set[tuple] = set()
+        self.judged = 0  # bit per rule: judged the previous request
+        self.pending = 0  # bit per rule: judging waits for a second request to show the chain
+        self.settings: str | None = None  # settings_digest of the previous request
+        self.fingerprint_base: str | None = None
+
+    @property
+    def id(self) -> str:
+        return self.summary.id
+
+    @property
+    def explicit_key(self) -> bool:
+        return self.summary.explicit_key
+
+    @property
+    def turns(self) -> int:
+        return len(self.summary.turns)
+
+
 class TurnContext:
     """Everything a rule may read about one request. Expensive parts are computed on demand."""
 
-    def __init__(self, engine: "Engine", session: Session, turn: Turn, previous: Turn | None, ledger: ReasoningLedger) -> None:
+    def __init__(self, engine: "Engine", session: SessionCheck, turn: Turn) -> None:
         self.engine = engine
         self.session = session
         self.turn = turn
-        self.previous = previous
-        self.ledger = ledger
+        self.previous = session.previous
+        self.ledger = session.ledger
 
     @property
     def request(self) -> dict[str, Any]:
@@ -83,6 +162,17 @@ class TurnContext:
     @property
     def messages(self) -> list[dict[str, Any]]:
         return self.turn.messages
+
+    def unchanged(self, rule: Rule) -> int:
+        """How many leading messages this request shares with the previous one, when the
+        rule judged that request under the same settings: what is left to judge starts there."""
+        if not self.turn.shared or not self.session.judged & self.engine.bit[rule.code] or self.settings != self.session.settings:
+            return 0
+        return self.turn.shared
+
+    @cached_property
+    def settings(self) -> str:
+        return settings_digest(self.request)
 
     @cached_property
     def transition(self) -> Transition | None:
@@ -109,6 +199,10 @@ class TurnContext:
             return TokenCount(server, "server")
         return self.engine.prompt_tokens(self.turn)
 
+    @property
+    def previous_tokens(self) -> int | None:
+        return self.session.summary.turns[-1].tokens if self.previous is not None else None
+
     def option(self, rule: Rule, name: str) -> Any:
         return self.engine.options.rule_options.get(rule.code, {}).get(name, rule.options[name])
 
@@ -121,26 +215,9 @@ class TurnContext:
 
 
 @dataclass(slots=True)
-class TurnMetrics:
-    messages: int
-    tokens: int
-    counter: str
-    window: int | None
-    window_source: str | None
-    finish_reason: str | None
-    status: int | None
-    model: str | None
-
-    @property
-    def ratio(self) -> float | None:
-        return self.tokens / self.window if self.window else None
-
-
-@dataclass(slots=True)
 class LintResult:
     findings: list[Finding]
-    sessions: list[Session]
-    metrics: dict[tuple[str, int], TurnMetrics]
+    sessions: list[SessionSummary]
     coverage: dict[str, dict[str, Any]]
 
 
@@ -149,20 +226,18 @@ class Tally:
     """What checking some sessions produced; tallies of disjoint sessions merge exactly."""
 
     findings: list[Finding] = field(default_factory=list)
-    metrics: dict[tuple[str, int], "TurnMetrics"] = field(default_factory=dict)
+    sessions: list[SessionSummary] = field(default_factory=list)
     judged: Counter = field(default_factory=Counter)
     unjudged: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
     caveats: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
-    sessions: int = 0
 
     def merge(self, other: "Tally") -> None:
         self.findings += other.findings
-        self.metrics.update(other.metrics)
+        self.sessions += other.sessions
         self.judged.update(other.judged)
         for mine, theirs in ((self.unjudged, other.unjudged), (self.caveats, other.caveats)):
             for code, reasons in theirs.items():
                 mine[code].update(reasons)
-        self.sessions += other.sessions
 
 
 def session_work(session: Session) -> int:
@@ -185,23 +260,7 @@ _WORK: tuple["Engine", list[list[Session]]] | None = None
 
 def _check_part(index: int) -> Tally:
     engine, parts = _WORK
-    tally = engine.check_sessions(parts[index])
-    tally.sessions = len(parts[index])
-    return tally
-
-
-class LogContext:
-    """What log-scope rules read: every session with its turns, in input order."""
-
-    def __init__(self, engine: "Engine", sessions: list[Session]) -> None:
-        self.engine = engine
-        self.sessions = sessions
-
-
-def session_fingerprint_base(session: Session) -> str:
-    if session.explicit_key:
-        return session.id
-    return short_hash([list(map(str, ident)) for ident in session.first.identities[:4]])
+    return engine.check_sessions(parts[index], scopes=("request", "session"))
 
 
 class Engine:
@@ -211,7 +270,12 @@ class Engine:
         self.profiles = profiles or ProfileBook()
         self.counter = counter or TokenCounter()
         self.options = options or LintOptions()
+        self.bit = {rule.code: 1 << position for position, rule in enumerate(rules)}
+        # Most rules need nothing and have no caveat: skip asking them, request after request.
+        self._asks = {rule.code: bool(rule.needs) or type(rule).cannot_judge is not Rule.cannot_judge for rule in rules}
+        self._warns = {rule.code: "tokens" in rule.needs or type(rule).caveat is not Rule.caveat for rule in rules}
         self._tool_tokens: dict[str, int] = {}
+        self._hot: OrderedDict[int, SessionCheck] = OrderedDict()
 
     def prompt_tokens(self, turn: Turn) -> TokenCount:
         model = turn.record.model
@@ -224,9 +288,9 @@ class Engine:
             count = TokenCount(count.tokens + self._tool_tokens[key], count.counter)
         return count
 
-    def _finding(self, rule: Rule, session: Session | None, turn: Turn | None, violation: Violation, file: str, line: int) -> Finding:
+    def finding(self, rule: Rule, session: SessionCheck | None, turn: Turn | None, violation: Violation, file: str, line: int) -> Finding:
         # Line numbers stay out of the fingerprint, so appending records keeps a baseline valid.
-        base = session_fingerprint_base(session) if session is not None else file
+        base = session.fingerprint_base if session is not None else file
         turn_content = short_hash([list(map(str, ident)) for ident in turn.identities]) if turn is not None else ""
         return Finding(
             code=rule.code, name=rule.name,
@@ -239,9 +303,120 @@ class Engine:
             fingerprint=short_hash(rule.code, base, turn_content, repr(violation.key)),
         )
 
+    # -- one request ---------------------------------------------------------------------
+
+    def check_turn(self, session: SessionCheck, record: Record, tally: Tally, rules: list[Rule], log: "LogCheck | None") -> None:
+        """Judge the session's next request with the given rules, then remember what it left."""
+        turn = make_turn(session.turns + 1, record, session.previous)
+        if turn.number == 1:
+            session.first_line = record.line
+            for index, message in enumerate(record.messages):
+                role = role_of(message)
+                if role in ("system", "user") and role not in session.opening:
+                    session.opening[role] = (index, message)
+            session.fingerprint_base = session.id if session.explicit_key else short_hash([list(map(str, ident)) for ident in turn.identities[:4]])
+        if session.pending and turn.number == 2:  # the chain is there: the first request counts as judged
+            for rule in rules:
+                if session.pending & self.bit[rule.code]:
+                    tally.judged[rule.code] += 1
+            session.pending = 0
+        ctx = TurnContext(self, session, turn)
+        judged = 0
+        for rule in rules:
+            reason = rule.cannot_judge(ctx) if self._asks[rule.code] else None
+            if reason == NO_CHAIN and turn.number == 1:
+                session.pending |= self.bit[rule.code]  # decided when a second request comes, or at the end
+                continue
+            if reason:
+                tally.unjudged[rule.code][reason] += 1
+                continue
+            tally.judged[rule.code] += 1
+            judged |= self.bit[rule.code]
+            caveat = rule.caveat(ctx) if self._warns[rule.code] else None
+            if caveat:
+                tally.caveats[rule.code][caveat] += 1
+            self._report(rule, session, turn, rule.check(ctx), tally)
+        if log is not None:
+            judged |= log.check(ctx, tally)
+        session.summary.turns.append(self._metrics(ctx))
+        self._learn(session.ledger, turn)
+        session.previous = turn
+        self._keep_hot(session)
+        session.judged = judged
+        session.settings = ctx.settings
+
+    def _keep_hot(self, session: SessionCheck) -> None:
+        """Hold the previous request whole only for the sessions active most recently; an
+        idle session keeps it slimmed, so memory follows the sessions open, not the log."""
+        hot = self._hot
+        hot.pop(id(session), None)
+        hot[id(session)] = session
+        if len(hot) > HOT_SESSIONS:
+            _, idle = hot.popitem(last=False)
+            if idle.previous is not None:
+                idle.previous = idle.previous.slimmed()
+
+    def _report(self, rule: Rule, session: SessionCheck, turn: Turn, violations: Iterable[Violation], tally: Tally) -> None:
+        for violation in violations:
+            marker = (rule.code, violation.key)
+            if marker not in session.reported:  # a defect is reported once, where it starts
+                session.reported.add(marker)
+                tally.findings.append(self.finding(rule, session, turn, violation, turn.record.file, turn.record.line))
+
+    def close(self, session: SessionCheck, tally: Tally) -> None:
+        """The session has no more requests: rules that waited for a chain could not judge it."""
+        for rule in self.rules:
+            if session.pending & self.bit[rule.code]:
+                tally.unjudged[rule.code][NO_CHAIN] += 1
+        session.pending = 0
+        tally.sessions.append(session.summary)
+
+    # -- many requests -------------------------------------------------------------------
+
+    def check_stream(self, records: Iterable[Record]) -> LintResult:
+        """Findings and coverage for records as they arrive, sessions assembled on the way."""
+        assembler = SessionAssembler()
+        sessions: dict[tuple[str, bool], SessionCheck] = {}
+        tally = Tally()
+        turn_rules, log = self._split(("request", "session", "log"))
+        for record in records:
+            key = assembler.session_of(record)
+            session = sessions.get(key)
+            if session is None:
+                session = sessions[key] = SessionCheck(key[0], record.file, key[1])
+            self.check_turn(session, record, tally, turn_rules, log)
+        for session in sessions.values():
+            self.close(session, tally)
+        return self._result(tally)
+
+    def check_sessions(self, sessions: Iterable[Session], progress: NoProgress | None = None,
+                       scopes: tuple[str, ...] = ("request", "session")) -> Tally:
+        """Rules of these scopes over sessions already assembled, each in its turn order."""
+        tally = Tally()
+        turn_rules, _ = self._split(scopes)
+        for session in sessions:
+            check = SessionCheck(session.id, session.file, session.explicit_key)
+            for turn in session.turns:
+                self.check_turn(check, turn.record, tally, turn_rules, None)
+            self.close(check, tally)
+            if progress is not None:
+                progress.checked()
+        return tally
+
+    def check_log(self, sessions: list[Session]) -> Tally:
+        """The rules that compare sessions with each other, over all turns in input order."""
+        tally = Tally()
+        _, log = self._split(("log",))
+        if log is None:
+            return tally
+        checks = {id(s): SessionCheck(s.id, s.file, s.explicit_key) for s in sessions}
+        for _, session, turn in sorted(((t.record.seq, s, t) for s in sessions for t in s.turns), key=lambda item: item[0]):
+            self.check_turn(checks[id(session)], turn.record, tally, [], log)
+        return tally
+
     def run(self, sessions: list[Session], progress: NoProgress | None = None, jobs: int = 1) -> LintResult:
-        """Findings, per-turn metrics and coverage; with jobs > 1, sessions are checked in
-        forked worker processes (each session wholly in one), with the same result."""
+        """Findings and coverage for assembled sessions; with jobs > 1, sessions are checked
+        in forked worker processes (each session wholly in one), with the same result."""
         progress = progress or NoProgress()
         progress.checking(len(sessions))
         if jobs > 1 and len(sessions) > 1 and "fork" in multiprocessing.get_all_start_methods():
@@ -249,60 +424,23 @@ class Engine:
         else:
             tally = self.check_sessions(sessions, progress)
             tally.merge(self.check_log(sessions))
+        return self._result(tally)
+
+    def _split(self, scopes: tuple[str, ...]) -> tuple[list[Rule], "LogCheck | None"]:
+        turn_rules = [r for r in self.rules if r.scope in scopes and r.scope != "log"]
+        log_rules = [r for r in self.rules if r.scope == "log" and "log" in scopes]
+        return turn_rules, LogCheck(self, log_rules) if log_rules else None
+
+    def _result(self, tally: Tally) -> LintResult:
         coverage = {
             rule.code: {"judged": tally.judged[rule.code], "not_judged": dict(sorted(tally.unjudged[rule.code].items())),
                         "judged_with_caveats": dict(sorted(tally.caveats[rule.code].items()))}
             for rule in self.rules
         }
         tally.findings.sort(key=Finding.sort_key)  # stable: a session's findings keep their order
-        return LintResult(tally.findings, sessions, tally.metrics, coverage)
+        return LintResult(tally.findings, tally.sessions, coverage)
 
-    def check_sessions(self, sessions: Iterable[Session], progress: NoProgress | None = None) -> "Tally":
-        """The request- and session-scope rules over each session, turn by turn."""
-        tally = Tally()
-        turn_rules = [r for r in self.rules if r.scope != "log"]
-        for session in sessions:
-            ledger = ReasoningLedger()
-            reported: set[tuple] = set()
-            previous = None
-            for turn in session.turns:
-                ctx = TurnContext(self, session, turn, previous, ledger)
-                for rule in turn_rules:
-                    reason = rule.cannot_judge(ctx)
-                    if reason:
-                        tally.unjudged[rule.code][reason] += 1
-                        continue
-                    tally.judged[rule.code] += 1
-                    caveat = rule.caveat(ctx)
-                    if caveat:
-                        tally.caveats[rule.code][caveat] += 1
-                    for violation in rule.check(ctx):
-                        marker = (rule.code, violation.key)
-                        if marker not in reported:  # a defect is reported once, where it starts
-                            reported.add(marker)
-                            tally.findings.append(self._finding(rule, session, turn, violation, turn.record.file, turn.record.line))
-                tally.metrics[(session.id, turn.number)] = self._metrics(ctx)
-                self._learn(ledger, turn)
-                previous = turn
-            if progress is not None:
-                progress.checked()
-        return tally
-
-    def check_log(self, sessions: list[Session]) -> "Tally":
-        """The rules that compare sessions with each other."""
-        tally = Tally()
-        log_ctx = LogContext(self, sessions)
-        for rule in (r for r in self.rules if r.scope == "log"):
-            tally.judged[rule.code] += sum(len(s.turns) for s in sessions)
-            reported: set[tuple] = set()
-            for session, turn, violation in rule.check_log(log_ctx):
-                marker = (session.id, violation.key)
-                if marker not in reported:
-                    reported.add(marker)
-                    tally.findings.append(self._finding(rule, session, turn, violation, turn.record.file, turn.record.line))
-        return tally
-
-    def _check_in_workers(self, sessions: list[Session], jobs: int, progress: NoProgress) -> "Tally":
+    def _check_in_workers(self, sessions: list[Session], jobs: int, progress: NoProgress) -> Tally:
         global _WORK
         parts = partition(sessions, jobs)
         _WORK = (self, parts)  # forked workers inherit the parsed sessions: nothing is pickled in
@@ -313,16 +451,19 @@ class Engine:
                 log_tally = self.check_log(sessions)  # the parent compares sessions meanwhile
                 for part_tally in pending.get():
                     tally.merge(part_tally)
-                    for _ in range(part_tally.sessions):
+                    for _ in part_tally.sessions:
                         progress.checked()
         finally:
             _WORK = None
-        tally.merge(log_tally)
+        tally.judged.update(log_tally.judged)
+        tally.findings += log_tally.findings
+        order = {s.id: n for n, s in enumerate(sessions)}
+        tally.sessions.sort(key=lambda summary: order[summary.id])
         return tally
 
     @staticmethod
     def _learn(ledger: ReasoningLedger, turn: Turn) -> None:
-        for message, identity in zip(turn.messages, turn.identities):
+        for message, identity in zip(turn.messages[turn.shared:], turn.identities[turn.shared:]):
             if role_of(message) == "assistant":
                 ledger.record(identity, message, f"turn {turn.number} request")
         response = turn.response_message
@@ -334,6 +475,7 @@ class Engine:
         response = ctx.turn.record.response
         tokens = ctx.tokens
         return TurnMetrics(
+            number=ctx.turn.number, file=ctx.turn.record.file, line=ctx.turn.record.line,
             messages=len(ctx.messages), tokens=tokens.tokens, counter=tokens.counter,
             window=ctx.profile.context_window, window_source=ctx.profile.window_source,
             finish_reason=response.finish_reason if response else None,
@@ -342,9 +484,31 @@ class Engine:
         )
 
 
+class LogCheck:
+    """The log-scope rules, fed every turn in input order, each with its log-wide memory."""
+
+    def __init__(self, engine: Engine, rules: list[Rule]) -> None:
+        self.engine = engine
+        self.rules = rules
+        self.memory = {rule.code: rule.start_log() for rule in rules}
+
+    def check(self, ctx: TurnContext, tally: Tally) -> int:
+        """Judge the turn with every log rule; the bits of the rules that judged it."""
+        judged = 0
+        for rule in self.rules:
+            tally.judged[rule.code] += 1
+            judged |= self.engine.bit[rule.code]
+            self.engine._report(rule, ctx.session, ctx.turn, rule.check_in_log(self.memory[rule.code], ctx), tally)
+        return judged
+
+
 def problem_findings(problems: Iterable[InputProblem], rule: Rule, engine: Engine) -> list[Finding]:
     """CTX900 findings for lines that never became records."""
     return [
-        engine._finding(rule, None, None, Violation(p.message, key=(p.message, p.pointer), pointer=p.pointer), p.file, p.line)
+        engine.finding(rule, None, None, Violation(p.message, key=(p.message, p.pointer), pointer=p.pointer), p.file, p.line)
         for p in problems
     ]
+
+
+def records_only(items: Iterable[Any]) -> Iterator[Record]:
+    return (item for item in items if isinstance(item, Record))

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-INTERN_LIMIT = 1_000_000  # distinct messages kept for sharing; past it, the oldest are forgotten
+INTERN_LIMIT = 25_000  # distinct messages kept for sharing; past it, the oldest are forgotten
 
 
 class MessageInterner:
@@ -19,24 +19,24 @@ class MessageInterner:
         self._canonical: OrderedDict[bytes, dict[str, Any]] = OrderedDict()
         self._limit = limit
 
-    def intern(self, messages: list[Any]) -> list[Any]:
-        shared = []
-        for message in messages:
+    def intern(self, messages: list[Any], start: int = 0) -> None:
+        """Put, in place, the one object kept for its content in each message's place from
+        `start` (the messages before it are shared already: ingest.reuse)."""
+        for index in range(start, len(messages)):
+            message = messages[index]
             if not isinstance(message, dict):
-                shared.append(message)
                 continue
             try:
                 digest = hashlib.blake2b(orjson.dumps(message), digest_size=16).digest()
             except TypeError:  # a value orjson cannot write back: keep the message as read
-                shared.append(message)
                 continue
             canonical = self._canonical.get(digest)
             if canonical is None:
-                self._canonical[digest] = canonical = message
+                self._canonical[digest] = message
                 if len(self._canonical) > self._limit:
                     self._canonical.popitem(last=False)
-            shared.append(canonical)
-        return shared
+            else:
+                messages[index] = canonical
 
 
 INTERNER = MessageInterner()

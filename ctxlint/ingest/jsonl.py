@@ -12,6 +12,7 @@ from typing import IO, Callable, Iterator
 import orjson
 
 from ctxlint.ingest.record import InputProblem
+from ctxlint.ingest.reuse import SharedPrefixDecoder
 
 GZIP_MAGIC = b"\x1f\x8b"
 NUL = b"\x00"
@@ -105,7 +106,8 @@ def _pointer_of_key(value: object, key: str, path: str = "") -> str | None:
     return None
 
 
-def parse_line(line_bytes: bytes, path: str, number: int, first: bool = False, last: bool = False) -> list[object | InputProblem]:
+def parse_line(line_bytes: bytes, path: str, number: int, first: bool = False, last: bool = False,
+               decoder: SharedPrefixDecoder | None = None) -> list[object | InputProblem]:
     """One log line: [] when blank, else the parsed value and/or the problems found in it."""
     text = line_bytes
     if first and text.startswith(b"\xef\xbb\xbf"):
@@ -115,7 +117,7 @@ def parse_line(line_bytes: bytes, path: str, number: int, first: bool = False, l
         return []
     found: list[object | InputProblem] = []
     try:
-        value = orjson.loads(text)
+        value = decoder.loads(text) if decoder is not None else orjson.loads(text)
     except orjson.JSONDecodeError as error:
         value = _overflowing_numbers(text, error)
         if value is None:
@@ -129,10 +131,12 @@ def parse_line(line_bytes: bytes, path: str, number: int, first: bool = False, l
     return found
 
 
-def iter_lines(path: str, on_bytes: Callable[[int], None] | None = None) -> Iterator[tuple[int, object | InputProblem]]:
+def iter_lines(path: str, on_bytes: Callable[[int], None] | None = None,
+               decoder: SharedPrefixDecoder | None = None) -> Iterator[tuple[int, object | InputProblem]]:
     """(line number, parsed object or problem) for every non-blank line; raises ReadError.
 
-    on_bytes hears how many bytes were read, for a progress bar."""
+    on_bytes hears how many bytes were read, for a progress bar; a decoder shares the
+    history a line repeats with the line it repeats it from."""
     try:
         stream = open_binary(path)
     except OSError as error:
@@ -146,7 +150,7 @@ def iter_lines(path: str, on_bytes: Callable[[int], None] | None = None) -> Iter
                 number += 1
                 if on_bytes is not None:
                     on_bytes(len(line_bytes))
-                yield from ((number, item) for item in parse_line(line_bytes, path, number, first=number == 1, last=not pending))
+                yield from ((number, item) for item in parse_line(line_bytes, path, number, first=number == 1, last=not pending, decoder=decoder))
     except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as error:
         where = f"after line {number}" if number else "before the first line"
         raise ReadError(f"{path}: read stopped {where}: {error}") from error

@@ -6,7 +6,7 @@ import hashlib
 from collections import OrderedDict
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, Callable
 
 import jsonschema
 import orjson
@@ -42,34 +42,106 @@ SUPPORTED_KEYWORDS = {"type", "required", "properties", "items", "enum", "anyOf"
 
 
 def conforms(value: Any, schema: dict[str, Any], defs: dict[str, Any]) -> bool:
-    """A yes/no reading of the packaged schema, for the keywords it uses, without jsonschema's
-    bookkeeping (which costs ~100 µs a message). Problems are still described by jsonschema."""
-    if "$ref" in schema:
-        return conforms(value, defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
-    if "type" in schema:
-        kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-        if not any(_TYPE_CHECKS[kind](value) for kind in kinds):
-            return False
-    if "enum" in schema and value not in schema["enum"]:
+    """A yes/no reading of a schema, for the keywords in SUPPORTED_KEYWORDS, without
+    jsonschema's bookkeeping (which costs ~100 µs a message). Problems are still described
+    by jsonschema."""
+    return compiled(schema, defs)(value)
+
+
+ANNOTATIONS = {"title", "description", "$schema", "$id", "$comment", "default", "examples", "format", "deprecated", "readOnly", "writeOnly"}
+
+
+def readable_exactly(schema: Any) -> bool:
+    """Whether conforms() saying yes means jsonschema says yes for this (local) schema: only
+    keywords conforms reads, where it is as strict as jsonschema or stricter."""
+    if not isinstance(schema, dict):
         return False
-    if "anyOf" in schema and not any(conforms(value, option, defs) for option in schema["anyOf"]):
-        return False
-    if isinstance(value, dict):
-        if any(key not in value for key in schema.get("required", ())):
-            return False
-        for key, subschema in schema.get("properties", {}).items():
-            if key in value and not conforms(value[key], subschema, defs):
+    for keyword, value in schema.items():
+        if keyword in ANNOTATIONS:
+            continue
+        if keyword == "type":
+            kinds = value if isinstance(value, list) else [value]
+            if not all(isinstance(kind, str) and kind in _TYPE_CHECKS for kind in kinds):
                 return False
-    if isinstance(value, list) and "items" in schema:
-        return all(conforms(item, schema["items"], defs) for item in value)
+        elif keyword == "enum":  # strings only: `in` would take true for 1
+            if not isinstance(value, list) or not all(isinstance(option, str) for option in value):
+                return False
+        elif keyword == "required":
+            if not isinstance(value, list) or not all(isinstance(key, str) for key in value):
+                return False
+        elif keyword == "properties":
+            if not isinstance(value, dict) or not all(readable_exactly(sub) for sub in value.values()):
+                return False
+        elif keyword == "items" or keyword == "anyOf":
+            subs = [value] if keyword == "items" else value
+            if not isinstance(subs, list) or not all(readable_exactly(sub) for sub in subs):
+                return False
+        else:
+            return False
     return True
+
+
+_COMPILED: dict[int, tuple[dict, Callable[[Any], bool]]] = {}
+
+
+def compiled(schema: dict[str, Any], defs: dict[str, Any]) -> Callable[[Any], bool]:
+    """The schema as one check function, built once per schema object."""
+    known = _COMPILED.get(id(schema))
+    if known is not None and known[0] is schema:
+        return known[1]
+    refs: dict[str, Callable[[Any], bool]] = {}
+    check = _compile(schema, defs, refs)
+    _COMPILED[id(schema)] = (schema, check)
+    return check
+
+
+def _compile(schema: dict[str, Any], defs: dict[str, Any], refs: dict[str, Callable[[Any], bool]]) -> Callable[[Any], bool]:
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        if name not in refs:
+            refs[name] = lambda value: target(value)  # filled in below; refs may recurse
+            target = _compile(defs[name], defs, refs)
+            refs[name] = target
+        return refs[name]
+    checks: list[Callable[[Any], bool]] = []
+    if "type" in schema:
+        kinds = tuple(_TYPE_CHECKS[kind] for kind in (schema["type"] if isinstance(schema["type"], list) else [schema["type"]]))
+        checks.append(kinds[0] if len(kinds) == 1 else (lambda value: any(kind(value) for kind in kinds)))
+    if "enum" in schema:
+        options = schema["enum"]
+        checks.append(lambda value: value in options)
+    if "anyOf" in schema:
+        alternatives = [_compile(option, defs, refs) for option in schema["anyOf"]]
+        checks.append(lambda value: any(alternative(value) for alternative in alternatives))
+    required = tuple(schema.get("required", ()))
+    properties = [(key, _compile(sub, defs, refs)) for key, sub in schema.get("properties", {}).items()]
+    if required or properties:
+        def object_fits(value: Any) -> bool:
+            if not isinstance(value, dict):
+                return True
+            for key in required:
+                if key not in value:
+                    return False
+            for key, check in properties:
+                if key in value and not check(value[key]):
+                    return False
+            return True
+        checks.append(object_fits)
+    if "items" in schema:
+        item = _compile(schema["items"], defs, refs)
+        checks.append(lambda value: not isinstance(value, list) or all(item(element) for element in value))
+    if not checks:
+        return lambda value: True
+    if len(checks) == 1:
+        return checks[0]
+    return lambda value: all(check(value) for check in checks)
 
 
 class _ValidCache:
     """Request parts already found valid: a history re-sent N times is checked once. Messages
     are shared objects (ingest.intern), known by identity; the rest by a digest."""
 
-    def __init__(self, size: int = 200_000) -> None:
+    def __init__(self, size: int = 25_000) -> None:
         self._digests: OrderedDict[bytes, None] = OrderedDict()
         self._messages = IdentityCache(size)
         self._size = size
@@ -102,22 +174,23 @@ class _ValidCache:
 _VALID = _ValidCache()
 
 
-def fits(body: Any) -> bool:
-    """Whether the body fits the schema, checking each distinct message once per run."""
+def fits(body: Any, known: int = 0) -> bool:
+    """Whether the body fits the schema, checking each distinct message once per run (and
+    none of the first `known`, which are an earlier valid record's own objects)."""
     if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
         return False
     schema = _schema()
     message = schema["$defs"]["message"]
-    return _VALID.valid_part({**body, "messages": []}, schema) and all(_VALID.valid_message(m, message) for m in body["messages"])
+    return _VALID.valid_part({**body, "messages": []}, schema) and all(_VALID.valid_message(m, message) for m in body["messages"][known:])
 
 
 def json_pointer(path: Any) -> str:
     return "/" + "/".join(str(part).replace("~", "~0").replace("/", "~1") for part in path) if path else ""
 
 
-def schema_problem(body: dict[str, Any], file: str, line: int, pointer_base: str = "") -> InputProblem | None:
+def schema_problem(body: dict[str, Any], file: str, line: int, pointer_base: str = "", known: int = 0) -> InputProblem | None:
     """The CTX900 problem for a request body that breaks the schema, or None when it fits."""
-    problems = request_problems(body)
+    problems = request_problems(body, known)
     if not problems:
         return None
     pointer, what = problems[0]
@@ -126,9 +199,9 @@ def schema_problem(body: dict[str, Any], file: str, line: int, pointer_base: str
     return InputProblem(file, line, f"request breaks the chat-completions schema at {pointer_base + pointer or '/'}: {what}{more}", pointer_base + pointer)
 
 
-def request_problems(body: dict[str, Any]) -> list[tuple[str, str]]:
+def request_problems(body: dict[str, Any], known: int = 0) -> list[tuple[str, str]]:
     """(JSON pointer, what is wrong) for each schema violation, the deepest first per branch."""
-    if fits(body):
+    if fits(body, known):
         return []
     problems = []
     for error in sorted(_validator().iter_errors(body), key=lambda e: list(map(str, e.absolute_path))):

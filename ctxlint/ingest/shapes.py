@@ -74,44 +74,51 @@ def closest_shape_hint(obj: dict[str, Any]) -> str:
 ANTHROPIC_BLOCKS = ("tool_use", "tool_result", "thinking", "redacted_thinking")
 
 
-def is_anthropic_body(body: dict[str, Any]) -> bool:
+def is_anthropic_body(body: dict[str, Any], known: int = 0) -> bool:
     """An Anthropic Messages request: its own version header in the body, a top-level system
-    prompt (chat-completions has none), or content blocks only Anthropic defines."""
+    prompt (chat-completions has none), or content blocks only Anthropic defines (in the
+    messages after the first `known`, which an earlier chat-completions record had)."""
     if "anthropic_version" in body or ("system" in body and "messages" in body):
         return True
     messages = body.get("messages")
-    return isinstance(messages, list) and any(
-        isinstance(part, dict) and part.get("type") in ANTHROPIC_BLOCKS
-        for message in messages if isinstance(message, dict) and isinstance(message.get("content"), list)
-        for part in message["content"])
+    if not isinstance(messages, list):
+        return False
+    for message in messages[known:]:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            for part in content:
+                if isinstance(part, dict) and part.get("type") in ANTHROPIC_BLOCKS:
+                    return True
+    return False
 
 
-def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, **fields: Any) -> Record | InputProblem | Skipped:
+def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, reused: int = 0, **fields: Any) -> Record | InputProblem | Skipped:
     if not isinstance(body, dict):
         return InputProblem(file, line, f"request body is {json_type(body)}, not an object", pointer_base or "/")
-    if is_anthropic_body(body):  # counted as skipped, as in cassettes: not linted as chat-completions
+    if is_anthropic_body(body, reused):  # counted as skipped, as in cassettes: not linted as chat-completions
         return Skipped(file, line, "not chat-completions: Anthropic Messages API")
     if isinstance(body.get("messages"), list):
-        body["messages"] = INTERNER.intern(body["messages"])
-    problem = schema_problem(body, file, line, pointer_base)
+        INTERNER.intern(body["messages"], reused)
+    problem = schema_problem(body, file, line, pointer_base, reused)
     if problem is not None:
         return problem
     return Record(file=file, line=line, shape=shape, request=body, **fields)
 
 
-def normalize(obj: Any, file: str, line: int, session_key_path: str | None = None) -> Record | InputProblem | BatchOutput | Skipped:
+def normalize(obj: Any, file: str, line: int, session_key_path: str | None = None, reused: int = 0) -> Record | InputProblem | BatchOutput | Skipped:
+    """The record of one parsed line; `reused` leading messages are already shared objects."""
     if not isinstance(obj, dict):
         return InputProblem(file, line, f"record is {json_type(obj)}, not an object")
     if isinstance(obj.get("request"), dict) or ("request" in obj and "messages" not in obj):
         status = obj.get("status") if isinstance(obj.get("status"), int) else obj.get("status_code") if isinstance(obj.get("status_code"), int) else None
         return _record(
-            obj.get("request"), file, line, "envelope", "/request",
+            obj.get("request"), file, line, "envelope", "/request", reused,
             response=parse_response(obj.get("response"), status),
             session_key=_session_key(obj, session_key_path),
             timestamp=_timestamp(obj),
         )
     if isinstance(obj.get("custom_id"), str) and "body" in obj and ("method" in obj or "url" in obj):
-        return _record(obj["body"], file, line, "batch", "/body", custom_id=obj["custom_id"],
+        return _record(obj["body"], file, line, "batch", "/body", reused, custom_id=obj["custom_id"],
                        session_key=_session_key(obj, session_key_path) if session_key_path else None)
     if isinstance(obj.get("custom_id"), str) and ("response" in obj or "error" in obj):
         response = obj.get("response")
@@ -121,5 +128,5 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
             parsed = Response(error=obj.get("error") if isinstance(obj.get("error"), dict) else {"message": str(obj.get("error"))})
         return BatchOutput(file, line, obj["custom_id"], parsed or Response())
     if "messages" in obj:
-        return _record(obj, file, line, "bare", "", session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj))
+        return _record(obj, file, line, "bare", "", reused, session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj))
     return InputProblem(file, line, f"not a known record shape: {closest_shape_hint(obj)}")

@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxlint.engine import TurnMetrics
+from ctxlint.engine import SessionSummary
 from ctxlint.rules.base import Finding, severity_rank
 from ctxlint.sessions.model import Session
 
@@ -14,8 +14,7 @@ from ctxlint.sessions.model import Session
 @dataclass(slots=True)
 class Report:
     findings: list[Finding]
-    sessions: list[Session]
-    metrics: dict[tuple[str, int], TurnMetrics]
+    sessions: list[SessionSummary]
     coverage: dict[str, dict[str, Any]]
     files: int
     records: int
@@ -24,11 +23,12 @@ class Report:
     suppressed: dict[str, int] = field(default_factory=dict)  # by per-file-ignores / baseline
     baseline_stale: list[dict[str, Any]] = field(default_factory=list)
     redacted: bool = False
+    conversations: list[Session] = field(default_factory=list)  # the records of each session, when held
 
-    def session_findings(self, session: Session) -> list[Finding]:
+    def session_findings(self, session: SessionSummary | Session) -> list[Finding]:
         return [f for f in self.findings if f.session == session.id]
 
-    def first_error_turn(self, session: Session) -> int | None:
+    def first_error_turn(self, session: SessionSummary) -> int | None:
         turns = [f.turn for f in self.session_findings(session) if f.severity == "error" and f.turn is not None]
         return min(turns) if turns else None
 
@@ -43,7 +43,10 @@ class Report:
         return {"files": self.files, "records": self.records, "sessions": len(self.sessions), **self.counts()}
 
     def counters_used(self) -> dict[str, int]:
-        return dict(sorted(Counter(m.counter for m in self.metrics.values()).items()))
+        return dict(sorted(Counter(turn.counter for session in self.sessions for turn in session.turns).items()))
+
+    def summary_of(self, session_id: str) -> SessionSummary:
+        return next(s for s in self.sessions if s.id == session_id)
 
     def unchecked(self) -> dict[str, dict[str, int]]:
         """Rules that could not judge some request: code -> reason -> requests."""

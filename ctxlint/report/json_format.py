@@ -8,7 +8,7 @@ import orjson
 
 from ctxlint.report import Report
 from ctxlint.rules.base import Finding
-from ctxlint.sessions.model import Session, Turn
+from ctxlint.engine import TurnMetrics
 
 FINDING_KEYS = ("code", "name", "severity", "message", "file", "line", "session", "turn", "message_index",
                 "tool_call_id", "pointer", "evidence", "remediation", "fingerprint")
@@ -18,10 +18,9 @@ def finding_dict(finding: Finding) -> dict[str, Any]:
     return {key: getattr(finding, key) for key in FINDING_KEYS}
 
 
-def turn_dict(report: Report, session: Session, turn: Turn) -> dict[str, Any]:
-    metrics = report.metrics[(session.id, turn.number)]
-    return {"turn": turn.number, "file": turn.record.file, "line": turn.record.line, "messages": metrics.messages,
-            "prompt_tokens": metrics.tokens, "counter": metrics.counter, "window": metrics.window}
+def turn_dict(turn: TurnMetrics) -> dict[str, Any]:
+    return {"turn": turn.number, "file": turn.file, "line": turn.line, "messages": turn.messages,
+            "prompt_tokens": turn.tokens, "counter": turn.counter, "window": turn.window}
 
 
 def report_dict(report: Report) -> dict[str, Any]:
@@ -30,7 +29,7 @@ def report_dict(report: Report) -> dict[str, Any]:
         "findings": [finding_dict(f) for f in report.findings],
         "sessions": [
             {"id": s.id, "file": s.file, "requests": len(s.turns), "first_error_turn": report.first_error_turn(s),
-             "turns": [turn_dict(report, s, t) for t in s.turns]}
+             "turns": [turn_dict(t) for t in s.turns]}
             for s in report.sessions
         ],
         "summary": {**report.summary(), "skipped": report.skipped, "token_counters": report.counters_used()},

@@ -54,7 +54,7 @@ def render_text(report: Report, out: IO[str], *, color: bool, verbose: bool = Fa
     for session in report.sessions:
         findings = report.session_findings(session)
         wrong_at = report.first_error_turn(session)
-        model = next((report.metrics[(session.id, t.number)].model for t in session.turns if report.metrics[(session.id, t.number)].model), None)
+        model = next((t.model for t in session.turns if t.model), None)
         header = Text()
         header.append(f"session {safe(session.id)}", style="bold")
         header.append(f" · {safe(model or 'unknown model')} · {len(session.turns)} request{'s' if len(session.turns) != 1 else ''}")
@@ -72,15 +72,14 @@ def render_text(report: Report, out: IO[str], *, color: bool, verbose: bool = Fa
         by_turn: dict[int, list[Finding]] = {}
         for finding in findings:
             by_turn.setdefault(finding.turn or 0, []).append(finding)
-        for turn in session.turns:
-            metrics = report.metrics[(session.id, turn.number)]
+        for metrics in session.turns:
             codes = Text()
-            for finding in by_turn.get(turn.number, []):
+            for finding in by_turn.get(metrics.number, []):
                 codes.append(finding.code + " ", style=SEVERITY_STYLE[finding.severity])
-            marker = " ◀" if turn.number == wrong_at else ""
+            marker = " ◀" if metrics.number == wrong_at else ""
             finish = metrics.finish_reason or (f"HTTP {metrics.status}" if metrics.status and metrics.status >= 400 else "-")
             table.add_row(
-                f"{turn.number}{marker}", str(turn.record.line), str(metrics.messages), f"{metrics.tokens:,}",
+                f"{metrics.number}{marker}", str(metrics.line), str(metrics.messages), f"{metrics.tokens:,}",
                 metrics.counter, _window(metrics.window, metrics.ratio), safe(finish), codes,
             )
         console.print(table)

@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable
 
 if TYPE_CHECKING:
-    from ctxlint.engine import LogContext, TurnContext
+    from ctxlint.engine import TurnContext
 
 SEVERITIES = ("info", "warning", "error")
+NO_CHAIN = "no session key and no chain found"
 SECTIONS = ("What it does", "Why is this bad?", "Example")
 
 
@@ -55,7 +56,12 @@ class Rule:
     """Base of every rule. A subclass sets the class attributes and one check method.
 
     scope: "request" (one messages array), "session" (also reads earlier requests of
-    the session through the context), "log" (across sessions).
+    the session through the context), "log" (across sessions: fed every request of the
+    log in input order, with a memory of its own for the whole log).
+
+    A request's messages up to ctx.unchanged(rule) are the previous request's, judged by
+    this rule already: a rule whose verdict on a message depends only on what comes before
+    it (plus a known lookahead) starts there, and its findings are the same.
     """
 
     code: ClassVar[str]
@@ -75,8 +81,8 @@ class Rule:
                 return "unknown model: no context window"
             if need == "thinking_profile" and ctx.profile.thinking_mode is None:
                 return "unknown model: no thinking profile"
-            if need == "chain" and not ctx.session.explicit_key and len(ctx.session.turns) == 1:
-                return "no session key and no chain found"
+            if need == "chain" and not ctx.session.explicit_key and ctx.turn.number == 1:
+                return NO_CHAIN  # until a second request shows the chain: the engine decides later
             if need == "previous_response" and ctx.previous is not None and ctx.previous.record.response is None:
                 return "no response logged for the previous request"
         return None
@@ -90,7 +96,11 @@ class Rule:
     def check(self, ctx: "TurnContext") -> Iterable[Violation]:
         return ()
 
-    def check_log(self, ctx: "LogContext") -> Iterable[tuple[Any, Any, Violation]]:
+    def start_log(self) -> Any:
+        """A log-scope rule's memory, before the first request."""
+        return None
+
+    def check_in_log(self, memory: Any, ctx: "TurnContext") -> Iterable[Violation]:
         return ()
 
     @classmethod

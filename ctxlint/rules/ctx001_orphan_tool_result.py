@@ -39,8 +39,15 @@ class OrphanToolResult(Rule):
     remediation = "Keep the assistant message that carries the matching tool_calls entry immediately before its tool results."
 
     def check(self, ctx) -> Iterable[Violation]:
+        messages = ctx.messages
+        start = ctx.unchanged(self)
         open_ids: set[str] | None = None
-        for index, message in enumerate(ctx.messages):
+        for earlier in range(start - 1, -1, -1):  # the calls open where judging resumes
+            if role_of(messages[earlier]) == "assistant":
+                open_ids = set(tool_call_ids(messages[earlier]))
+                break
+        for index in range(start, len(messages)):
+            message = messages[index]
             role = role_of(message)
             if role == "assistant":
                 open_ids = set(tool_call_ids(message))

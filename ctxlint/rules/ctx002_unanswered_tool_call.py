@@ -42,7 +42,13 @@ class UnansweredToolCall(Rule):
 
     def check(self, ctx) -> Iterable[Violation]:
         messages = ctx.messages
-        for index, message in enumerate(messages):
+        start = ctx.unchanged(self)
+        while start > 0 and role_of(messages[start - 1]) == "tool":
+            start -= 1  # results of an earlier call may continue into what is new
+        if start > 0 and role_of(messages[start - 1]) == "assistant":
+            start -= 1
+        for index in range(start, len(messages)):
+            message = messages[index]
             if role_of(message) != "assistant":
                 continue
             answered = set()

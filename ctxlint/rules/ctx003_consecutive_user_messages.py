@@ -38,7 +38,7 @@ class ConsecutiveUserMessages(Rule):
 
     def check(self, ctx) -> Iterable[Violation]:
         messages = ctx.messages
-        for index in range(1, len(messages)):
+        for index in range(max(1, ctx.unchanged(self)), len(messages)):
             if role_of(messages[index]) == "user" and role_of(messages[index - 1]) == "user":
                 first, second = (text_of(messages[i].get("content")) for i in (index - 1, index))
                 yield Violation(

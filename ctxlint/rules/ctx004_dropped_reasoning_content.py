@@ -49,7 +49,9 @@ class DroppedReasoningContent(Rule):
     def check(self, ctx) -> Iterable[Violation]:
         if ctx.thinking is False or not ctx.profile.passback:
             return
-        for index, message in enumerate(ctx.messages):
+        messages = ctx.messages
+        for index in range(ctx.unchanged(self), len(messages)):
+            message = messages[index]
             if role_of(message) != "assistant" or not ctx.passback_required(message):
                 continue
             if reasoning_of(message)[0] is not None:

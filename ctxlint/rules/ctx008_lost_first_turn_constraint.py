@@ -31,13 +31,6 @@ def constraint_lines(text: str, role: str) -> frozenset[str]:
     return frozenset(lines)
 
 
-def first_of(messages: list[dict], role: str) -> tuple[int, dict] | None:
-    for index, message in enumerate(messages):
-        if role_of(message) == role:
-            return index, message
-    return None
-
-
 class LostFirstTurnConstraint(Rule):
     """
     ## What it does
@@ -72,12 +65,13 @@ class LostFirstTurnConstraint(Rule):
     def check(self, ctx) -> Iterable[Violation]:
         if ctx.turn.number == 1:
             return
-        first_messages = ctx.session.first.messages
         for role in ("system", "user"):
-            found = first_of(first_messages, role)
+            found = ctx.session.opening.get(role)
             if found is None:
                 continue
             index, original = found
+            if index < len(ctx.messages) and ctx.messages[index] is original:
+                continue  # still sent where it was: the common case, decided without reading
             original_text = text_of(original.get("content"))
             sent = [text_of(m.get("content")) for m in ctx.messages if role_of(m) == role]
             if original_text in sent:
@@ -95,5 +89,5 @@ class LostFirstTurnConstraint(Rule):
                     if len(lost) == len(wanted) else
                     f"the session's first {role} message (turn 1, message {index}) lost {len(lost)} of its {len(wanted)} lines",
                     key=role,
-                    evidence={"first_request_line": ctx.session.first.record.line, "first_turn_index": index, "lost_line": excerpt(sorted(lost)[0], 80)},
+                    evidence={"first_request_line": ctx.session.first_line, "first_turn_index": index, "lost_line": excerpt(sorted(lost)[0], 80)},
                 )

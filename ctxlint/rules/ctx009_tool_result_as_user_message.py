@@ -44,8 +44,10 @@ class ToolResultAsUserMessage(Rule):
     remediation = "Send each tool's output as a tool message with the tool_call_id of the call it answers."
 
     def check(self, ctx) -> Iterable[Violation]:
-        for index, message in enumerate(ctx.messages):
-            if role_of(message) == "assistant" and tool_call_ids(message) and answered_as_user(ctx.messages, index):
+        messages = ctx.messages
+        for index in range(max(0, ctx.unchanged(self) - 1), len(messages)):  # the last shared call may be answered now
+            message = messages[index]
+            if role_of(message) == "assistant" and tool_call_ids(message) and answered_as_user(messages, index):
                 ids = tool_call_ids(message)
                 yield Violation(
                     f"the calls of assistant message {index} ({', '.join(ids)}) are answered by a user message, not tool messages",

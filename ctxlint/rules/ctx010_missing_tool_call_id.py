@@ -33,7 +33,9 @@ class MissingToolCallId(Rule):
     remediation = "Copy the id of the tool call into the tool message's tool_call_id."
 
     def check(self, ctx) -> Iterable[Violation]:
-        for index, message in enumerate(ctx.messages):
+        messages = ctx.messages
+        for index in range(ctx.unchanged(self), len(messages)):
+            message = messages[index]
             if role_of(message) == "tool" and not message.get("tool_call_id"):
                 yield Violation(
                     f"tool message {index} has no tool_call_id",

@@ -33,7 +33,9 @@ class DuplicateToolCallId(Rule):
     remediation = "Keep the tool call ids the model returned; never hard-code or regenerate them."
 
     def check(self, ctx) -> Iterable[Violation]:
-        for index, message in enumerate(ctx.messages):
+        messages = ctx.messages
+        for index in range(ctx.unchanged(self), len(messages)):
+            message = messages[index]
             if role_of(message) != "assistant":
                 continue
             for call_id, count in Counter(tool_call_ids(message)).items():

@@ -49,7 +49,7 @@ class InvalidToolArguments(Rule):
     remediation = "Execute a tool call only after its streamed arguments are complete, and send them back as one JSON string."
 
     def check(self, ctx) -> Iterable[Violation]:
-        for index, position, call in assistant_calls(ctx.messages):
+        for index, position, call in assistant_calls(ctx.messages, ctx.unchanged(self)):
             name, arguments = call_function(call)
             _, problem = parsed_arguments(arguments)
             if problem:

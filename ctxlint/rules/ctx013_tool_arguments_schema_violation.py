@@ -6,7 +6,7 @@ import jsonschema
 import referencing.exceptions
 
 from ctxlint.chat import assistant_calls, call_function, short_hash
-from ctxlint.ingest.schema import describe, json_pointer
+from ctxlint.ingest.schema import compiled, describe, json_pointer, readable_exactly
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx012_invalid_tool_arguments import parsed_arguments
 
@@ -24,7 +24,14 @@ def declared_tools(request: dict) -> dict[str, dict]:
     return declared
 
 
-VERDICT_CACHE_SIZE = 100_000
+VERDICT_CACHE_SIZE = 20_000
+
+
+def _fits(check: Any, value: Any) -> bool:
+    try:
+        return check(value)
+    except RecursionError:
+        return False  # too deep to read quickly: jsonschema decides
 
 
 class ToolArgumentsSchemaViolation(Rule):
@@ -56,7 +63,7 @@ class ToolArgumentsSchemaViolation(Rule):
         declared = declared_tools(ctx.request)
         if not declared:
             return
-        for index, position, call in assistant_calls(ctx.messages):
+        for index, position, call in assistant_calls(ctx.messages, ctx.unchanged(self)):
             name, arguments = call_function(call)
             schema = declared.get(name, {}).get("parameters")
             value, problem = parsed_arguments(arguments)
@@ -85,8 +92,10 @@ class ToolArgumentsSchemaViolation(Rule):
             if len(self._verdicts) > VERDICT_CACHE_SIZE:
                 self._verdicts.clear()
             if schema_key not in self._validators:
-                self._validators[schema_key] = self._compile(schema)
-            self._verdicts[key] = self._validate(self._validators[schema_key], value)
+                self._validators[schema_key] = (self._compile(schema), compiled(schema, {}) if readable_exactly(schema) else None)
+            validator, quick = self._validators[schema_key]
+            # Most arguments fit: a quick yes settles them; jsonschema judges and describes the rest.
+            self._verdicts[key] = None if quick is not None and _fits(quick, value) else self._validate(validator, value)
         return self._verdicts[key]
 
     @staticmethod

@@ -35,7 +35,7 @@ class UndeclaredTool(Rule):
         declared = declared_tools(ctx.request)
         if not declared:
             return
-        for index, position, call in assistant_calls(ctx.messages):
+        for index, position, call in assistant_calls(ctx.messages, ctx.unchanged(self)):
             name, _ = call_function(call)
             if name is not None and name not in declared:
                 yield Violation(

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import REASONING_FIELDS, reasoning_text, role_of, tool_call_ids
+from ctxlint.chat import REASONING_FIELDS, ReasoningSeen, reasoning_text, role_of, tool_call_ids
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -36,18 +36,20 @@ class ModifiedReasoningContent(Rule):
     remediation = "Pass reasoning back exactly as the response carried it; do not strip, trim or re-join it."
 
     def check(self, ctx) -> Iterable[Violation]:
-        for index, message in enumerate(ctx.messages):
+        messages = ctx.messages
+        for index in range(ctx.unchanged(self), len(messages)):
+            message = messages[index]
             if role_of(message) != "assistant" or not ctx.passback_required(message):
                 continue
             known = ctx.known_reasoning(ctx.turn.identities[index])
             if not known:
                 continue
             for name in REASONING_FIELDS:
-                if name in known and message.get(name) not in (None, "", []) and reasoning_text(message[name]) != reasoning_text(known[name]):
+                if name in known and message.get(name) not in (None, "", []) and ReasoningSeen.of(message[name]) != known[name]:
                     ids = tool_call_ids(message)
                     yield Violation(
                         f"assistant message {index} sends back a {name} that differs from the one the model returned ({known['_origin']})",
                         key=(ctx.turn.identities[index], name), message_index=index, tool_call_id=ids[0] if ids else None,
                         pointer=f"/messages/{index}/{name}",
-                        evidence={"field": name, "returned_length": len(reasoning_text(known[name])), "sent_length": len(reasoning_text(message[name])), "seen_in": known["_origin"]},
+                        evidence={"field": name, "returned_length": known[name].length, "sent_length": len(reasoning_text(message[name])), "seen_in": known["_origin"]},
                     )

@@ -5,6 +5,7 @@ from typing import Iterable
 
 from ctxlint.chat import role_of, text_of
 from ctxlint.rules.base import Rule, Violation
+from ctxlint.sessions.model import STEERING_ROLES
 
 SPECIAL_TOKEN = re.compile(r"<\|[A-Za-z_][\w.:\-]{0,40}\|>")
 TOOL_MARKUP = re.compile(r"</?(?:tool_call|tool_calls|function_call|function_calls|tool_use|invoke)\b[^>]*>|\[TOOL_CALLS\]|<｜tool▁[a-z▁]+｜>")
@@ -43,14 +44,21 @@ class ResidualMarkup(Rule):
     remediation = "Store the parsed assistant message (content, tool_calls), never raw stream or template text."
 
     def check(self, ctx) -> Iterable[Violation]:
+        messages = ctx.messages
         native_tools = bool(ctx.request.get("tools"))
-        system_text = "\n".join(text_of(m.get("content")) for m in ctx.messages if role_of(m) in ("system", "developer"))
-        for index, message in enumerate(ctx.messages):
+        system_text = None
+        start = ctx.unchanged(self)
+        if any(role_of(m) in STEERING_ROLES for m in messages[start:]):
+            start = 0  # a new system prompt may now declare a tag it did not before
+        for index in range(start, len(messages)):
+            message = messages[index]
             if role_of(message) != "assistant":
                 continue
             content = text_of(message.get("content"))
             found = SPECIAL_TOKEN.search(content)
-            if found is None and native_tools:
+            if found is None and native_tools and TOOL_MARKUP.search(content):
+                if system_text is None:
+                    system_text = "\n".join(text_of(m.get("content")) for m in messages if role_of(m) in STEERING_ROLES)
                 found = next((m for m in TOOL_MARKUP.finditer(content) if _tag_name(m.group()) not in system_text), None)
             if found is not None:
                 yield Violation(

@@ -4,6 +4,7 @@ from typing import Iterable
 
 from ctxlint.chat import role_of
 from ctxlint.rules.base import Rule, Violation
+from ctxlint.sessions.model import STEERING_ROLES
 
 
 class SystemMessageNotFirst(Rule):
@@ -31,13 +32,16 @@ class SystemMessageNotFirst(Rule):
     remediation = "Keep system messages at the start, or confirm the provider honours mid-conversation system messages."
 
     def check(self, ctx) -> Iterable[Violation]:
-        seen_other = False
-        for index, message in enumerate(ctx.messages):
+        messages = ctx.messages
+        start = ctx.unchanged(self)
+        seen_other = any(role_of(m) not in STEERING_ROLES for m in messages[:start])
+        for index in range(start, len(messages)):
+            message = messages[index]
             role = role_of(message)
             if role == "system" and seen_other:
                 count = sum(1 for m in ctx.messages[index:] if role_of(m) == "system")
                 yield Violation(f"system message {index} comes after the conversation started ({count} such message{'s' if count != 1 else ''} in this request)",
                                 key="system-not-first", message_index=index, pointer=f"/messages/{index}")
                 return
-            if role not in ("system", "developer"):
+            if role not in STEERING_ROLES:
                 seen_other = True

@@ -35,7 +35,11 @@ class OversizedToolResult(Rule):
     def check(self, ctx) -> Iterable[Violation]:
         limit, share = ctx.option(self, "max_tokens"), ctx.option(self, "max_share")
         prompt = ctx.tokens.tokens
-        for index, message in enumerate(ctx.messages):
+        messages = ctx.messages
+        # A shared result's share of the prompt only falls while the prompt grows.
+        start = ctx.unchanged(self) if prompt >= (ctx.previous_tokens or 0) else 0
+        for index in range(start, len(messages)):
+            message = messages[index]
             if role_of(message) != "tool":
                 continue
             text = text_of(message.get("content"))

@@ -51,31 +51,33 @@ class CrossSessionLeak(Rule):
     scope = "log"
     remediation = "Keep one history per session; never share a mutable message list between sessions or users."
 
-    def check_log(self, ctx) -> Iterable[tuple]:
-        first_seen: dict[str, tuple[str, int]] = {}  # fingerprint -> (session id, seq)
-        turns = sorted(((t.record.seq, s, t) for s in ctx.sessions for t in s.turns), key=lambda item: item[0])
-        own: dict[str, set[str]] = {}
-        for seq, session, turn in turns:
-            known = own.setdefault(session.id, set())
-            fingerprints = [content_fingerprint(m) for m in turn.messages]
-            newest = len(turn.messages)
-            while newest > 0 and role_of(turn.messages[newest - 1]) != "assistant":
-                newest -= 1
-            for index, fingerprint in enumerate(fingerprints):
-                if fingerprint is None or fingerprint in known:
-                    continue
-                origin = first_seen.get(fingerprint)
-                if turn.number > 1 and index < newest and origin is not None and origin[0] != session.id:
-                    yield session, turn, Violation(
-                        f"message {index} was first sent by session {origin[0]}, and this session never had it",
-                        key=origin[0], message_index=index, pointer=f"/messages/{index}",
-                        evidence={"first_seen_in_session": origin[0], "excerpt": excerpt(text_of(turn.messages[index].get("content")), 60)},
-                    )
-            for fingerprint in fingerprints:
-                if fingerprint is not None:
-                    known.add(fingerprint)
-                    first_seen.setdefault(fingerprint, (session.id, seq))
-            response = turn.response_message
-            if response is not None and (fingerprint := content_fingerprint(response)) is not None:
+    def start_log(self) -> tuple[dict[str, str], dict[str, set[str]]]:
+        # fingerprint -> the session that sent it first; session -> every fingerprint it had
+        return {}, {}
+
+    def check_in_log(self, memory, ctx) -> Iterable[Violation]:
+        first_seen, own = memory
+        session, turn, messages = ctx.session.id, ctx.turn, ctx.messages
+        known = own.setdefault(session, set())
+        start = ctx.unchanged(self)  # the previous request's messages are this session's already
+        fingerprints = [content_fingerprint(m) for m in messages[start:]]
+        newest = len(messages)
+        while newest > start and role_of(messages[newest - 1]) != "assistant":
+            newest -= 1
+        for index, fingerprint in enumerate(fingerprints, start):
+            if fingerprint is None or fingerprint in known:
+                continue
+            origin = first_seen.get(fingerprint)
+            if turn.number > 1 and index < newest and origin is not None and origin != session:
+                yield Violation(
+                    f"message {index} was first sent by session {origin}, and this session never had it",
+                    key=origin, message_index=index, pointer=f"/messages/{index}",
+                    evidence={"first_seen_in_session": origin, "excerpt": excerpt(text_of(messages[index].get("content")), 60)},
+                )
+        response = turn.response_message
+        if response is not None:
+            fingerprints.append(content_fingerprint(response))
+        for fingerprint in fingerprints:
+            if fingerprint is not None:
                 known.add(fingerprint)
-                first_seen.setdefault(fingerprint, (session.id, seq))
+                first_seen.setdefault(fingerprint, session)

@@ -28,7 +28,7 @@ class ConsecutiveAssistantMessages(Rule):
     remediation = "Store each model reply as one assistant message (content and tool_calls together)."
 
     def check(self, ctx) -> Iterable[Violation]:
-        for index in range(1, len(ctx.messages)):
+        for index in range(max(1, ctx.unchanged(self)), len(ctx.messages)):
             if role_of(ctx.messages[index]) == "assistant" and role_of(ctx.messages[index - 1]) == "assistant":
                 yield Violation(
                     f"messages {index - 1} and {index} are both assistant messages",

@@ -5,6 +5,7 @@ from typing import Iterable
 
 from ctxlint.chat import excerpt, role_of, text_of
 from ctxlint.rules.base import Rule, Violation
+from ctxlint.sessions.model import STEERING_ROLES
 
 REPAIR_MARKERS = re.compile(
     r"\[System: (?:Tool execution (?:skipped|interrupted)[^\]]*|Empty message content saniti[sz]ed to satisfy protocol)\]",
@@ -43,13 +44,14 @@ class RepairedHistory(Rule):
 
     def check(self, ctx) -> Iterable[Violation]:
         messages = ctx.messages
-        conversation = [i for i, m in enumerate(messages) if role_of(m) not in ("system", "developer")]
-        for index, message in enumerate(messages):
+        opening = next((i for i, m in enumerate(messages) if role_of(m) not in STEERING_ROLES), None)
+        for index in range(max(0, ctx.unchanged(self) - 1), len(messages)):  # a filler is judged by its neighbours
+            message = messages[index]
             text = text_of(message.get("content"))
             marker = REPAIR_MARKERS.search(text)
             filler = (
                 role_of(message) == "user" and text.strip().lower() == CONTINUE_FILLER
-                and ((conversation and index == conversation[0])
+                and (index == opening
                      or (0 < index < len(messages) - 1 and role_of(messages[index - 1]) == role_of(messages[index + 1]) == "assistant"))
             )
             if marker or filler:

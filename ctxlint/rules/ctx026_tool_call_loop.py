@@ -4,7 +4,7 @@ from typing import Iterable
 
 import orjson
 
-from ctxlint.chat import assistant_calls, call_function
+from ctxlint.chat import assistant_calls, call_function, role_of, tool_calls_of
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx012_invalid_tool_arguments import parsed_arguments
 
@@ -45,14 +45,23 @@ class ToolCallLoop(Rule):
 
     def check(self, ctx) -> Iterable[Violation]:
         repeats = ctx.option(self, "repeats")
-        calls = [(index, call) for index, _, call in assistant_calls(ctx.messages)]
+        messages = ctx.messages
+        start = ctx.unchanged(self)
+        # The shared calls a run may continue from (judged already): back while they repeat,
+        # up to `repeats` of them, since a longer run was reported when it reached `repeats`.
+        earlier = []
+        for index, call in _calls_backwards(messages, start):
+            if len(earlier) == repeats or (earlier and call_signature(call) != call_signature(earlier[-1][1])):
+                break
+            earlier.append((index, call))
+        calls = earlier[::-1] + [(index, call) for index, _, call in assistant_calls(messages, start)]
         run_start, run = 0, 0
         for position, (index, call) in enumerate(calls):
             if position and call_signature(call) == call_signature(calls[position - 1][1]):
                 run += 1
             else:
                 run_start, run = position, 1
-            if run == repeats:
+            if run == repeats and position >= len(earlier):
                 name, arguments = call_signature(call)
                 first_index, first_call = calls[run_start]
                 yield Violation(
@@ -60,3 +69,11 @@ class ToolCallLoop(Rule):
                     key=(name, arguments, first_call.get("id"), first_index), message_index=index, tool_call_id=call.get("id"),
                     pointer=f"/messages/{index}", evidence={"tool": name, "repeats": repeats},
                 )
+
+
+def _calls_backwards(messages: list[dict], end: int):
+    """(message index, call) of the calls before `end`, newest first."""
+    for index in range(end - 1, -1, -1):
+        if role_of(messages[index]) == "assistant":
+            for call in reversed(tool_calls_of(messages[index])):
+                yield index, call

@@ -35,7 +35,7 @@ class ToolArgumentsAsObject(Rule):
     remediation = "Send function.arguments back as the JSON string the response carried, not as a parsed object."
 
     def check(self, ctx) -> Iterable[Violation]:
-        for index, position, call in assistant_calls(ctx.messages):
+        for index, position, call in assistant_calls(ctx.messages, ctx.unchanged(self)):
             name, arguments = call_function(call)
             if isinstance(arguments, dict):
                 yield Violation(

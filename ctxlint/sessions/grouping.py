@@ -19,7 +19,7 @@ from ctxlint.sessions.model import Session, make_turn
 
 @dataclass(slots=True, eq=False)
 class _Open:
-    session: Session
+    session_id: str
     history: list[tuple] = field(default_factory=list)  # conversation identities of the last request (+ response)
     anchor: tuple | None = None
     response_calls: tuple[str, ...] = ()
@@ -61,13 +61,18 @@ def _anchor(history: list[tuple]) -> tuple | None:
     return history[-1] if history else None
 
 
-def _infer(records: list[Record]) -> list[Session]:
-    sessions: list[Session] = []
-    by_anchor: dict[tuple, list[_Open]] = defaultdict(list)
-    for sequence, record in enumerate(records):
+class ChainInference:
+    """Session inference for one scope, one record at a time, in order."""
+
+    def __init__(self) -> None:
+        self._by_anchor: dict[tuple, list[_Open]] = defaultdict(list)
+        self._sequence = 0
+
+    def add(self, record: Record) -> tuple[str, bool]:
+        """(id of the session the record continues or starts, whether it starts one)."""
         probe = make_turn(0, record)
         identities = [identity for _, identity in probe.conversation_identities()]
-        candidates = {id(o): o for key in set(identities) for o in by_anchor.get(key, ())}.values()
+        candidates = {id(o): o for key in set(identities) for o in self._by_anchor.get(key, ())}.values()
         best, best_score = None, 0
         for candidate in candidates:
             score = _agreement(candidate, identities)
@@ -75,23 +80,34 @@ def _infer(records: list[Record]) -> list[Session]:
             needed = min(2, len(candidate.history) - candidate.history[::-1].index(candidate.anchor))
             if score >= needed and (score, candidate.last_seen) > (best_score, best.last_seen if best else -1):
                 best, best_score = candidate, score
+        started = best is None
         if best is None:
-            best = _Open(Session(id=f"{record.file}:{record.line}", file=record.file, turns=[]))
-            sessions.append(best.session)
+            best = _Open(f"{record.file}:{record.line}")
         elif best.anchor is not None:
-            by_anchor[best.anchor].remove(best)
-        turn = make_turn(len(best.session.turns) + 1, record)
-        best.session.turns.append(turn)
+            self._by_anchor[best.anchor].remove(best)
         best.history = identities[:]
         best.response_calls = ()
-        if turn.response_message is not None:
-            best.history.append(message_identity(turn.response_message))
-            best.response_calls = tuple(tool_call_ids(turn.response_message))
+        response = record.response.message if record.response is not None else None
+        if response is not None:
+            best.history.append(message_identity(response))
+            best.response_calls = tuple(tool_call_ids(response))
         best.anchor = _anchor(identities)
-        best.last_seen = sequence
+        best.last_seen = self._sequence
+        self._sequence += 1
         if best.anchor is not None:
-            by_anchor[best.anchor].append(best)
-    return sessions
+            self._by_anchor[best.anchor].append(best)
+        return best.session_id, started
+
+
+def _infer(records: list[Record]) -> list[Session]:
+    sessions: dict[str, Session] = {}
+    inference = ChainInference()
+    for record in records:
+        session_id, _ = inference.add(record)
+        session = sessions.setdefault(session_id, Session(id=session_id, file=record.file, turns=[]))
+        previous = session.turns[-1] if session.turns else None
+        session.turns.append(make_turn(len(session.turns) + 1, record, previous))
+    return list(sessions.values())
 
 
 def _ordered(records: list[Record]) -> list[Record]:
@@ -101,7 +117,8 @@ def _ordered(records: list[Record]) -> list[Record]:
 
 
 def build_sessions(records: list[Record]) -> list[Session]:
-    """Sessions in the order their first request appears in the input."""
+    """Sessions in the order their first request appears in the input (as SessionAssembler
+    meets them)."""
     keyed: dict[str, list[Record]] = {}
     unkeyed: dict[str, list[Record]] = {}
     order: list[tuple[str, str]] = []
@@ -121,8 +138,31 @@ def build_sessions(records: list[Record]) -> list[Session]:
     for kind, name in order:
         if kind == "key":
             group = _ordered(keyed[name])
-            sessions.append(Session(id=name, file=group[0].file, turns=[make_turn(n, r) for n, r in enumerate(group, 1)], explicit_key=True))
+            session = Session(id=name, file=group[0].file, turns=[], explicit_key=True)
+            for record in group:
+                session.turns.append(make_turn(len(session.turns) + 1, record, session.turns[-1] if session.turns else None))
+            sessions.append(session)
         else:
             inferred = _infer(_ordered(unkeyed[name]))
             sessions.extend(inferred)
-    return sessions
+    return sorted(sessions, key=lambda session: min(turn.record.seq for turn in session.turns))
+
+
+class SessionAssembler:
+    """The streaming form of build_sessions: each record's session as the record arrives.
+
+    Records are taken in the order given; build_sessions, which holds them all, also
+    orders a group by timestamp."""
+
+    def __init__(self) -> None:
+        self._scopes: dict[str, ChainInference] = {}
+
+    def session_of(self, record: Record) -> tuple[str, bool]:
+        """(session id, whether the id is the log's own session key)."""
+        if record.session_key is not None:
+            return record.session_key, True
+        scope = record.scope or record.file
+        inference = self._scopes.get(scope)
+        if inference is None:
+            inference = self._scopes[scope] = ChainInference()
+        return inference.add(record)[0], False

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ctxlint.chat import message_identity
 from ctxlint.sessions.model import Turn
 
 
@@ -34,17 +33,21 @@ class Transition:
 
 
 def align(previous: Turn, following: Turn) -> Transition:
-    """Greedy in-order match of the previous request's messages onto the next one's."""
+    """Greedy in-order match of the previous request's messages onto the next one's.
+
+    The messages the next request shares with the previous one (the same objects) match
+    themselves, so only what follows them is searched."""
+    shared = following.shared
     positions: dict[tuple, list[int]] = defaultdict(list)
-    for index, identity in enumerate(following.identities):
-        positions[identity].append(index)
-    sources = list(previous.identities)
+    for index in range(shared, len(following.identities)):
+        positions[following.identities[index]].append(index)
+    sources = previous.identities[shared:]
     response_index = None
     if previous.response_message is not None:
-        response_index = len(sources)
-        sources.append(message_identity(previous.response_message))
-    mapping: list[int | None] = []
-    cursor = -1
+        response_index = len(previous.identities)
+        sources.append(previous.response_identity())
+    mapping: list[int | None] = list(range(shared))
+    cursor = shared - 1
     for identity in sources:
         found = next((p for p in positions.get(identity, ()) if p > cursor), None)
         mapping.append(found)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxlint.chat import message_identity, role_of
-from ctxlint.ingest.record import Record
+from ctxlint.chat import excerpt, message_identity, role_of, text_of, tool_call_ids
+from ctxlint.ingest.record import Record, Response
 
 STEERING_ROLES = ("system", "developer")
 
@@ -16,6 +16,8 @@ class Turn:
     number: int  # 1-based position in the session
     record: Record
     identities: list[tuple] = field(default_factory=list)
+    shared: int = 0  # leading messages that are the previous request's own objects
+    _response_identity: tuple | None = None
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -26,13 +28,51 @@ class Turn:
         response = self.record.response
         return response.message if response is not None else None
 
+    def response_identity(self) -> tuple | None:
+        if self._response_identity is None and self.response_message is not None:
+            self._response_identity = message_identity(self.response_message)
+        return self._response_identity
+
+    def slimmed(self) -> "Turn":
+        """The turn as what the next request is judged against needs it, bodies let go: its
+        identities, and of its response the status, finish reason, tool call ids and a text
+        excerpt. Its messages are gone, so the next request is judged from its start."""
+        record = self.record
+        response = record.response
+        slim_response = None
+        if response is not None:
+            message = response.message
+            slim_message = None
+            if message is not None:
+                self.response_identity()
+                slim_message = {"role": message.get("role"), "content": excerpt(text_of(message.get("content")), 80),
+                                "tool_calls": [{"id": call_id} for call_id in tool_call_ids(message)]}
+            slim_response = Response(slim_message, response.finish_reason, None, response.error, response.status, response.model)
+        slim = Record(record.file, record.line, record.shape, {"messages": []}, slim_response, record.session_key, record.timestamp, seq=record.seq)
+        return Turn(self.number, slim, self.identities, self.shared, self._response_identity)
+
     def conversation_identities(self) -> list[tuple[int, tuple]]:
         """(message index, identity) of the messages that carry the conversation (not system)."""
         return [(i, ident) for i, ident in enumerate(self.identities) if role_of(self.messages[i]) not in STEERING_ROLES]
 
 
-def make_turn(number: int, record: Record) -> Turn:
-    return Turn(number, record, [message_identity(m) for m in record.messages])
+def make_turn(number: int, record: Record, previous: Turn | None = None) -> Turn:
+    """The turn with its message identities; messages it shares with the previous request
+    (the same objects, as ingest shares them) take their identity from it."""
+    messages = record.messages
+    shared = shared_prefix(previous.messages, messages) if previous is not None else 0
+    identities = previous.identities[:shared] if shared else []
+    identities += [message_identity(m) for m in messages[shared:]]
+    return Turn(number, record, identities, shared)
+
+
+def shared_prefix(before: list[Any], after: list[Any]) -> int:
+    """How many leading messages `after` shares, as the same objects, with `before`."""
+    limit = min(len(before), len(after))
+    count = 0
+    while count < limit and after[count] is before[count]:
+        count += 1
+    return count
 
 
 @dataclass(slots=True, eq=False)

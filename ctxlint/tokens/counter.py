@@ -74,7 +74,7 @@ def encode_pieces(text: str) -> list[str]:
 class TokenCounter:
     """Per-message counts cached per message object, so a history re-sent N times is tokenized once."""
 
-    def __init__(self, cache_size: int = 262_144) -> None:
+    def __init__(self, cache_size: int = 25_000) -> None:
         self._cache = IdentityCache(cache_size)  # messages are shared across requests (ingest.intern)
         self._encodings: dict[str, tuple[Any, str]] = {}
 

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 
 from ctxlint.chat import message_identity, role_of
-from ctxlint.engine import TurnMetrics
+from ctxlint.engine import SessionSummary
 from ctxlint.sessions.model import Session
 from ctxlint.tokens.counter import TokenCounter
 
@@ -58,11 +58,10 @@ class Usage:
         }
 
 
-def session_usage(session: Session, metrics: dict[tuple[str, int], TurnMetrics], counter: TokenCounter) -> Usage:
+def session_usage(session: Session, summary: SessionSummary, counter: TokenCounter) -> Usage:
     usage = Usage(session.id, sessions=1)
     seen: set[tuple] = set()
-    for turn in session.turns:
-        turn_metrics = metrics[(session.id, turn.number)]
+    for turn, turn_metrics in zip(session.turns, summary.turns):
         usage.requests += 1
         usage.prompt_tokens.append(turn_metrics.tokens)
         usage.counters.add(turn_metrics.counter)
@@ -85,11 +84,11 @@ def session_usage(session: Session, metrics: dict[tuple[str, int], TurnMetrics],
     return usage
 
 
-def log_usage(sessions: list[Session], metrics: dict[tuple[str, int], TurnMetrics], counter: TokenCounter) -> tuple[list[Usage], list[Usage]]:
+def log_usage(sessions: list[Session], summaries: list[SessionSummary], counter: TokenCounter) -> tuple[list[Usage], list[Usage]]:
     """(per model, per session); a session counts under the model of its first request."""
-    by_session = [session_usage(s, metrics, counter) for s in sessions]
+    by_session = [session_usage(s, summary, counter) for s, summary in zip(sessions, summaries)]
     by_model: dict[str, Usage] = {}
-    for session, usage in zip(sessions, by_session):
-        model = metrics[(session.id, session.first.number)].model or "unknown model"
+    for summary, usage in zip(summaries, by_session):
+        model = summary.turns[0].model or "unknown model"
         by_model.setdefault(model, Usage(model)).add(usage)
     return sorted(by_model.values(), key=lambda u: u.name), by_session

@@ -1,0 +1,81 @@
+"""The streaming check (records let go as they are checked, each request judged from where
+it differs from the previous one) reports exactly what a full check of held records does."""
+
+from __future__ import annotations
+
+import copy
+import sys
+
+import orjson
+import pytest
+
+from conftest import REAL_LOGS, ROOT, needs_real_logs
+from ctxlint.api import CheckOptions, build_report, run_check
+from ctxlint.ingest import read_inputs
+from ctxlint.report.json_format import report_dict
+
+sys.path.insert(0, str(ROOT / "bench"))
+from generate import generate  # noqa: E402
+
+FIXTURES = sorted(p for p in (ROOT / "fixtures").rglob("*") if p.is_file() and p.suffix in (".jsonl", ".yaml", ".json"))
+
+
+def streamed(paths: list[str]) -> dict:
+    return report_dict(run_check(paths, CheckOptions()))
+
+
+def judged_whole(paths: list[str]) -> dict:
+    """Every request judged from its first message: no message object is shared between
+    requests, so no rule can resume where the previous request left off."""
+    ingested = read_inputs(paths)
+    for record in ingested.records:
+        record.request["messages"] = copy.deepcopy(record.request["messages"])
+    return report_dict(build_report(ingested, CheckOptions()))
+
+
+def assert_same(paths: list[str]) -> None:
+    stream, whole = streamed(paths), judged_whole(paths)
+    assert stream["findings"] == whole["findings"]
+    assert stream["coverage"] == whole["coverage"]
+    assert stream["sessions"] == whole["sessions"]
+    assert stream["summary"] == whole["summary"]
+
+
+@pytest.fixture(scope="module")
+def generated_log(tmp_path_factory):
+    log = tmp_path_factory.mktemp("stream") / "generated.jsonl"
+    generate(3 * 1024 * 1024, log, seed=3, concurrent=60)
+    return str(log)
+
+
+def test_generated_log_streamed_equals_judged_whole(generated_log):
+    assert_same([generated_log])
+    assert any(f["code"] in ("CTX001", "CTX003", "CTX004", "CTX016") for f in streamed([generated_log])["findings"])
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: str(p.relative_to(ROOT / "fixtures")))
+def test_fixture_streamed_equals_judged_whole(fixture):
+    assert_same([str(fixture)])
+
+
+@needs_real_logs
+def test_real_logs_streamed_equal_judged_whole():
+    assert_same([str(REAL_LOGS)])
+
+
+def test_held_and_streamed_reports_are_byte_identical(generated_log):
+    held = run_check([generated_log], CheckOptions(hold=True))
+    assert orjson.dumps(report_dict(held)) == orjson.dumps(streamed([generated_log]))
+    assert held.conversations and not run_check([generated_log], CheckOptions()).conversations
+
+
+def test_idle_sessions_slimmed_still_report_the_same(generated_log, monkeypatch):
+    """With one session held whole, every interleaved session is judged against a slimmed
+    previous request (identities, response facts) and from its first message."""
+    import ctxlint.engine
+
+    whole = judged_whole([generated_log])
+    monkeypatch.setattr(ctxlint.engine, "HOT_SESSIONS", 1)
+    stream = streamed([generated_log])
+    assert stream["findings"] == whole["findings"]
+    assert stream["coverage"] == whole["coverage"]
