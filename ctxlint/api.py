@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import multiprocessing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 from ctxlint.config import Config, PerFileIgnore
 
-from ctxlint.engine import Engine, LintOptions, LintResult, problem_findings
-from ctxlint.ingest import Ingested, Item, as_item, collect, read_inputs, sort_items, stream_inputs
+from ctxlint.engine import Engine, LintOptions, LintResult, LoggedTurn, Tally, problem_findings
+from ctxlint.ingest import Ingested, Item, Share, as_item, collect, read_inputs, sort_items, stream_inputs
 from ctxlint.ingest.jsonl import parse_line
 from ctxlint.profiles import ProfileBook
 from ctxlint.progress import NoProgress
@@ -69,12 +70,11 @@ def _engine(options: CheckOptions) -> tuple[Engine, list[str]]:
     return Engine(rules, profile_book(options), options=LintOptions(options.rule_options, options.severities)), codes
 
 
-def build_report(ingested: Ingested, options: CheckOptions, progress: NoProgress | None = None) -> Report:
-    """The report over records already read and held (views, lint(), --jobs)."""
+def build_report(ingested: Ingested, options: CheckOptions) -> Report:
+    """The report over records already read and held (views, lint())."""
     engine, codes = _engine(options)
     sessions = build_sessions(ingested.records)
-    result = engine.run(sessions, progress, jobs=options.jobs)
-    return _report(result, ingested, options, engine, codes, conversations=sessions)
+    return _report(engine.run(sessions), ingested, options, engine, codes, conversations=sessions)
 
 
 def stream_report(paths: list[str], options: CheckOptions, progress: NoProgress | None = None) -> Report:
@@ -82,7 +82,47 @@ def stream_report(paths: list[str], options: CheckOptions, progress: NoProgress 
     engine, codes = _engine(options)
     ingested = Ingested()
     records = sort_items(stream_inputs(paths, ingested, options.session_key, options.input_format, progress), ingested)
-    return _report(engine.check_stream(records), ingested, options, engine, codes)
+    return _report(engine.result(engine.check_stream(records)), ingested, options, engine, codes)
+
+
+_SHARED_RUN: tuple[list[str], CheckOptions] | None = None
+
+
+def _check_share(index: int) -> tuple[Tally, list[LoggedTurn], Ingested]:
+    """In a forked worker: read all input, check this worker's share of the sessions, and
+    read (not judge) the log-scope rules' facts of its requests."""
+    paths, options = _SHARED_RUN
+    engine, _ = _engine(options)
+    ingested = Ingested()
+    share = Share(index, options.jobs)
+    records = sort_items(stream_inputs(paths, ingested, options.session_key, options.input_format, share=share), ingested)
+    logged: list[LoggedTurn] = []
+    return engine.check_stream(records, logged, share), logged, ingested
+
+
+def parallel_report(paths: list[str], options: CheckOptions) -> Report:
+    """The report of stream_report, from `jobs` forked workers that each check whole
+    sessions; this process judges the log-scope rules on their facts, in input order."""
+    global _SHARED_RUN
+    engine, codes = _engine(options)
+    TokenCounter.preload()
+    _SHARED_RUN = (paths, options)
+    try:
+        with multiprocessing.get_context("fork").Pool(options.jobs) as pool:
+            parts = pool.map(_check_share, range(options.jobs))
+    finally:
+        _SHARED_RUN = None
+    tally, logged, ingested = Tally(), [], Ingested()
+    for index, (part, part_logged, part_ingested) in enumerate(parts):
+        tally.merge(part)
+        logged += part_logged
+        ingested.problems += part_ingested.problems
+        ingested.skipped += part_ingested.skipped
+        if index == 0:  # every worker reads every file
+            ingested.files, ingested.io_errors = part_ingested.files, part_ingested.io_errors
+    ingested.record_count = sum(len(summary.turns) for summary in tally.sessions)  # records without a key reach every worker
+    engine.judge_log(logged, tally)
+    return _report(engine.result(tally), ingested, options, engine, codes)
 
 
 def _report(result: LintResult, ingested: Ingested, options: CheckOptions, engine: Engine, codes: list[str],
@@ -111,12 +151,15 @@ def _report(result: LintResult, ingested: Ingested, options: CheckOptions, engin
 
 def run_check(paths: list[str], options: CheckOptions | None = None, progress: NoProgress | None = None) -> Report:
     """Check the inputs. Records are let go once checked, unless the options ask to hold
-    them (for views) or to check in several processes, which share out held sessions."""
+    them (for views). With jobs > 1, worker processes share out the sessions (stdin, which
+    only one process can read, is checked in one)."""
     options = options or CheckOptions()
     progress = progress or NoProgress()
     try:
-        if options.hold or options.jobs > 1:
-            return build_report(read_inputs(paths, options.session_key, options.input_format, progress), options, progress)
+        if options.hold:
+            return build_report(read_inputs(paths, options.session_key, options.input_format, progress), options)
+        if options.jobs > 1 and "-" not in paths and "fork" in multiprocessing.get_all_start_methods():
+            return parallel_report(paths, options)
         return stream_report(paths, options, progress)
     finally:
         progress.close()

@@ -9,19 +9,16 @@ judged already, under the same settings; a defect is reported once, where it sta
 
 from __future__ import annotations
 
-import heapq
-import multiprocessing
 from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 import orjson
 
 from ctxlint.chat import REASONING_FIELDS, ReasoningSeen, message_identity, role_of, short_hash
 from ctxlint.ingest.record import InputProblem, Record
 from ctxlint.profiles import Profile, ProfileBook, passback_required
-from ctxlint.progress import NoProgress
 from ctxlint.rules.base import NO_CHAIN, Finding, Rule, Violation
 from ctxlint.sessions.grouping import SessionAssembler
 from ctxlint.sessions.history import Transition, align
@@ -30,6 +27,12 @@ from ctxlint.tokens.counter import TokenCount, TokenCounter, prompt_tokens
 
 
 HOT_SESSIONS = 512  # sessions whose previous request is held whole
+
+
+def order(record: Record) -> tuple[int, int]:
+    """Where a record is checked in a stream: in input order, except that an OpenAI Batch
+    input waits for its output (ingest.sort_items) and comes after the others."""
+    return (record.custom_id is not None, record.seq)
 
 
 @dataclass(slots=True)
@@ -43,22 +46,29 @@ class ReasoningLedger:
 
     An entry with no fields means the turn was seen (in a logged response or a request)
     without any reasoning: the model did not think there, so there is nothing to pass back.
+    Such an entry is kept as its origin alone, and a reasoning value as its digest.
     """
 
     __slots__ = ("_seen",)
 
     def __init__(self) -> None:
-        self._seen: dict[tuple, dict[str, Any]] = {}
+        self._seen: dict[tuple, dict[str, Any] | str] = {}
 
     def get(self, identity: tuple) -> dict[str, Any] | None:
-        return self._seen.get(identity)
+        entry = self._seen.get(identity)
+        return {"_origin": entry} if isinstance(entry, str) else entry
 
     def record(self, identity: tuple, message: dict[str, Any], origin: str) -> None:
-        entry = self._seen.setdefault(identity, {"_origin": origin})
+        entry = self._seen.get(identity)
         for name in REASONING_FIELDS:
             value = message.get(name)
-            if value not in (None, "", []) and name not in entry:
-                entry[name] = ReasoningSeen.of(value)
+            if value not in (None, "", []):
+                if entry is None or isinstance(entry, str):
+                    entry = self._seen[identity] = {"_origin": entry or origin}
+                if name not in entry:
+                    entry[name] = ReasoningSeen.of(value)
+        if entry is None:
+            self._seen[identity] = origin
 
 
 def thinking_enabled(request: dict[str, Any], profile: Profile) -> bool | None:
@@ -110,6 +120,7 @@ class SessionSummary:
     id: str
     file: str
     explicit_key: bool
+    order: tuple[int, int]  # where its first request is in the input (see `order`)
     turns: list[TurnMetrics] = field(default_factory=list)
 
 
@@ -120,13 +131,13 @@ class SessionCheck:
 
     __slots__ = ("summary", "first_line", "opening", "previous", "ledger", "reported", "judged", "pending", "settings", "fingerprint_base")
 
-    def __init__(self, session_id: str, file: str, explicit_key: bool) -> None:
-        self.summary = SessionSummary(session_id, file, explicit_key)
+    def __init__(self, session_id: str, file: str, explicit_key: bool, first: tuple[int, int]) -> None:
+        self.summary = SessionSummary(session_id, file, explicit_key, first)
         self.first_line = 0
         self.opening: dict[str, tuple[int, dict[str, Any]]] = {}  # role -> (index, message) of the first system and user message
         self.previous: Turn | None = None
         self.ledger = ReasoningLedger()
-        self.reported: set[tuple] = set()
+        self.reported: set[tuple] | None = None
         self.judged = 0  # bit per rule: judged the previous request
         self.pending = 0  # bit per rule: judging waits for a second request to show the chain
         self.settings: str | None = None  # settings_digest of the previous request
@@ -240,29 +251,6 @@ class Tally:
                 mine[code].update(reasons)
 
 
-def session_work(session: Session) -> int:
-    """How much checking a session takes, about: the messages of all its requests."""
-    return sum(len(turn.messages) + 1 for turn in session.turns)
-
-
-def partition(sessions: list[Session], parts: int) -> list[list[Session]]:
-    """Sessions dealt into parts of about equal work, largest first."""
-    buckets: list[tuple[int, int, list[Session]]] = [(0, index, []) for index in range(parts)]
-    for session in sorted(sessions, key=session_work, reverse=True):
-        load, index, members = heapq.heappop(buckets)
-        members.append(session)
-        heapq.heappush(buckets, (load + session_work(session), index, members))
-    return [members for _, _, members in sorted(buckets, key=lambda b: b[1]) if members]
-
-
-_WORK: tuple["Engine", list[list[Session]]] | None = None
-
-
-def _check_part(index: int) -> Tally:
-    engine, parts = _WORK
-    return engine.check_sessions(parts[index], scopes=("request", "session"))
-
-
 class Engine:
     def __init__(self, rules: list[Rule], profiles: ProfileBook | None = None, counter: TokenCounter | None = None,
                  options: LintOptions | None = None) -> None:
@@ -288,19 +276,17 @@ class Engine:
             count = TokenCount(count.tokens + self._tool_tokens[key], count.counter)
         return count
 
-    def finding(self, rule: Rule, session: SessionCheck | None, turn: Turn | None, violation: Violation, file: str, line: int) -> Finding:
-        # Line numbers stay out of the fingerprint, so appending records keeps a baseline valid.
-        base = session.fingerprint_base if session is not None else file
-        turn_content = short_hash([list(map(str, ident)) for ident in turn.identities]) if turn is not None else ""
+    def finding(self, rule: Rule, place: "Place", violation: Violation) -> Finding:
         return Finding(
             code=rule.code, name=rule.name,
             severity=self.options.severities.get(rule.code, rule.severity),
-            message=violation.message, file=file, line=line,
-            session=session.id if session else None, turn=turn.number if turn else None,
+            message=violation.message, file=place.file, line=place.line,
+            session=place.session, turn=place.turn,
             message_index=violation.message_index, tool_call_id=violation.tool_call_id,
             pointer=violation.pointer, evidence=violation.evidence,
             remediation=rule.remediation,
-            fingerprint=short_hash(rule.code, base, turn_content, repr(violation.key)),
+            # Line numbers stay out of the fingerprint, so appending records keeps a baseline valid.
+            fingerprint=short_hash(rule.code, place.base, place.content, repr(violation.key)),
         )
 
     # -- one request ---------------------------------------------------------------------
@@ -359,9 +345,11 @@ class Engine:
     def _report(self, rule: Rule, session: SessionCheck, turn: Turn, violations: Iterable[Violation], tally: Tally) -> None:
         for violation in violations:
             marker = (rule.code, violation.key)
+            if session.reported is None:
+                session.reported = set()
             if marker not in session.reported:  # a defect is reported once, where it starts
                 session.reported.add(marker)
-                tally.findings.append(self.finding(rule, session, turn, violation, turn.record.file, turn.record.line))
+                tally.findings.append(self.finding(rule, Place.of(session, turn), violation))
 
     def close(self, session: SessionCheck, tally: Tally) -> None:
         """The session has no more requests: rules that waited for a chain could not judge it."""
@@ -373,34 +361,55 @@ class Engine:
 
     # -- many requests -------------------------------------------------------------------
 
-    def check_stream(self, records: Iterable[Record]) -> LintResult:
-        """Findings and coverage for records as they arrive, sessions assembled on the way."""
+    def check_stream(self, records: Iterable[Record], log_facts: list["LoggedTurn"] | None = None, share: Any = None) -> Tally:
+        """What checking records as they arrive gives, sessions assembled on the way. Given
+        a list for log facts, the log-scope rules only read each request into it (for
+        judge_log in another process); otherwise they judge as they go. Given a share
+        (ingest.Share), sessions inferred without a key are checked only if it owns them."""
         assembler = SessionAssembler()
         sessions: dict[tuple[str, bool], SessionCheck] = {}
         tally = Tally()
         turn_rules, log = self._split(("request", "session", "log"))
+        if log is not None:
+            log.collected = log_facts
         for record in records:
             key = assembler.session_of(record)
+            if share is not None and not key[1] and not share.owns_session("inferred:" + key[0]):
+                continue
             session = sessions.get(key)
             if session is None:
-                session = sessions[key] = SessionCheck(key[0], record.file, key[1])
+                session = sessions[key] = SessionCheck(key[0], record.file, key[1], order(record))
             self.check_turn(session, record, tally, turn_rules, log)
         for session in sessions.values():
             self.close(session, tally)
+        return tally
+
+    def judge_log(self, logged: list["LoggedTurn"], tally: Tally) -> None:
+        """The log-scope rules' verdicts on facts read elsewhere, in input order."""
+        rules = {rule.code: rule for rule in self.rules if rule.scope == "log"}
+        memory = {code: rule.start_log() for code, rule in rules.items()}
+        reported: dict[str, set[tuple]] = {}
+        for turn in sorted(logged, key=lambda item: item.order):
+            rule = rules[turn.code]
+            for violation in rule.judge(memory[turn.code], turn.facts):
+                seen = reported.setdefault(turn.session, set())
+                if (rule.code, violation.key) not in seen:
+                    seen.add((rule.code, violation.key))
+                    tally.findings.append(self.finding(rule, turn.place, violation))
+
+    def result(self, tally: Tally) -> LintResult:
+        tally.sessions.sort(key=lambda summary: summary.order)
         return self._result(tally)
 
-    def check_sessions(self, sessions: Iterable[Session], progress: NoProgress | None = None,
-                       scopes: tuple[str, ...] = ("request", "session")) -> Tally:
-        """Rules of these scopes over sessions already assembled, each in its turn order."""
+    def check_sessions(self, sessions: Iterable[Session]) -> Tally:
+        """The request- and session-scope rules over sessions already assembled."""
         tally = Tally()
-        turn_rules, _ = self._split(scopes)
+        turn_rules, _ = self._split(("request", "session"))
         for session in sessions:
-            check = SessionCheck(session.id, session.file, session.explicit_key)
+            check = SessionCheck(session.id, session.file, session.explicit_key, order(session.first.record))
             for turn in session.turns:
                 self.check_turn(check, turn.record, tally, turn_rules, None)
             self.close(check, tally)
-            if progress is not None:
-                progress.checked()
         return tally
 
     def check_log(self, sessions: list[Session]) -> Tally:
@@ -409,21 +418,16 @@ class Engine:
         _, log = self._split(("log",))
         if log is None:
             return tally
-        checks = {id(s): SessionCheck(s.id, s.file, s.explicit_key) for s in sessions}
+        checks = {id(s): SessionCheck(s.id, s.file, s.explicit_key, order(s.first.record)) for s in sessions}
         for _, session, turn in sorted(((t.record.seq, s, t) for s in sessions for t in s.turns), key=lambda item: item[0]):
             self.check_turn(checks[id(session)], turn.record, tally, [], log)
         return tally
 
-    def run(self, sessions: list[Session], progress: NoProgress | None = None, jobs: int = 1) -> LintResult:
-        """Findings and coverage for assembled sessions; with jobs > 1, sessions are checked
-        in forked worker processes (each session wholly in one), with the same result."""
-        progress = progress or NoProgress()
-        progress.checking(len(sessions))
-        if jobs > 1 and len(sessions) > 1 and "fork" in multiprocessing.get_all_start_methods():
-            tally = self._check_in_workers(sessions, jobs, progress)
-        else:
-            tally = self.check_sessions(sessions, progress)
-            tally.merge(self.check_log(sessions))
+    def run(self, sessions: list[Session]) -> LintResult:
+        """Findings and coverage for sessions already assembled (records held)."""
+        tally = self.check_sessions(sessions)
+        tally.merge(self.check_log(sessions))
+        tally.sessions.sort(key=lambda summary: summary.order)
         return self._result(tally)
 
     def _split(self, scopes: tuple[str, ...]) -> tuple[list[Rule], "LogCheck | None"]:
@@ -439,27 +443,6 @@ class Engine:
         }
         tally.findings.sort(key=Finding.sort_key)  # stable: a session's findings keep their order
         return LintResult(tally.findings, tally.sessions, coverage)
-
-    def _check_in_workers(self, sessions: list[Session], jobs: int, progress: NoProgress) -> Tally:
-        global _WORK
-        parts = partition(sessions, jobs)
-        _WORK = (self, parts)  # forked workers inherit the parsed sessions: nothing is pickled in
-        tally = Tally()
-        try:
-            with multiprocessing.get_context("fork").Pool(len(parts)) as pool:
-                pending = pool.map_async(_check_part, range(len(parts)))
-                log_tally = self.check_log(sessions)  # the parent compares sessions meanwhile
-                for part_tally in pending.get():
-                    tally.merge(part_tally)
-                    for _ in part_tally.sessions:
-                        progress.checked()
-        finally:
-            _WORK = None
-        tally.judged.update(log_tally.judged)
-        tally.findings += log_tally.findings
-        order = {s.id: n for n, s in enumerate(sessions)}
-        tally.sessions.sort(key=lambda summary: order[summary.id])
-        return tally
 
     @staticmethod
     def _learn(ledger: ReasoningLedger, turn: Turn) -> None:
@@ -484,6 +467,34 @@ class Engine:
         )
 
 
+@dataclass(slots=True, frozen=True)
+class Place:
+    """Where a finding is: file and line, and the session and turn when it is about one."""
+
+    file: str
+    line: int
+    session: str | None = None
+    turn: int | None = None
+    base: str = ""  # what the fingerprint knows the session by
+    content: str = ""  # hash of the turn's message identities, for the fingerprint
+
+    @classmethod
+    def of(cls, session: SessionCheck, turn: Turn) -> "Place":
+        return cls(turn.record.file, turn.record.line, session.id, turn.number, session.fingerprint_base,
+                   short_hash([list(map(str, ident)) for ident in turn.identities]))
+
+
+@dataclass(slots=True)
+class LoggedTurn:
+    """One request's facts for one log-scope rule, to be judged in input order."""
+
+    order: tuple[int, int]
+    code: str
+    session: str
+    place: Place
+    facts: Any
+
+
 class LogCheck:
     """The log-scope rules, fed every turn in input order, each with its log-wide memory."""
 
@@ -491,24 +502,27 @@ class LogCheck:
         self.engine = engine
         self.rules = rules
         self.memory = {rule.code: rule.start_log() for rule in rules}
+        self.collected: list[LoggedTurn] | None = None
 
     def check(self, ctx: TurnContext, tally: Tally) -> int:
-        """Judge the turn with every log rule; the bits of the rules that judged it."""
+        """Judge the turn with every log rule (or read its facts for judging elsewhere);
+        the bits of the rules that judged it."""
         judged = 0
         for rule in self.rules:
             tally.judged[rule.code] += 1
             judged |= self.engine.bit[rule.code]
-            self.engine._report(rule, ctx.session, ctx.turn, rule.check_in_log(self.memory[rule.code], ctx), tally)
+            facts = rule.facts(ctx)
+            if self.collected is not None:
+                self.collected.append(LoggedTurn(order(ctx.turn.record), rule.code, ctx.session.id, Place.of(ctx.session, ctx.turn), facts))
+            else:
+                self.engine._report(rule, ctx.session, ctx.turn, rule.judge(self.memory[rule.code], facts), tally)
         return judged
 
 
 def problem_findings(problems: Iterable[InputProblem], rule: Rule, engine: Engine) -> list[Finding]:
     """CTX900 findings for lines that never became records."""
     return [
-        engine.finding(rule, None, None, Violation(p.message, key=(p.message, p.pointer), pointer=p.pointer), p.file, p.line)
+        engine.finding(rule, Place(p.file, p.line, base=p.file), Violation(p.message, key=(p.message, p.pointer), pointer=p.pointer))
         for p in problems
     ]
 
-
-def records_only(items: Iterable[Any]) -> Iterator[Record]:
-    return (item for item in items if isinstance(item, Record))

@@ -79,3 +79,38 @@ def test_idle_sessions_slimmed_still_report_the_same(generated_log, monkeypatch)
     stream = streamed([generated_log])
     assert stream["findings"] == whole["findings"]
     assert stream["coverage"] == whole["coverage"]
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: str(p.relative_to(ROOT / "fixtures")))
+def test_fixture_with_two_workers_equals_one_process(fixture):
+    one = report_dict(run_check([str(fixture)], CheckOptions()))
+    two = report_dict(run_check([str(fixture)], CheckOptions(jobs=2)))
+    assert orjson.dumps(two) == orjson.dumps(one)
+
+
+@needs_real_logs
+def test_real_logs_with_three_workers_equal_one_process():
+    one = report_dict(run_check([str(REAL_LOGS)], CheckOptions()))
+    three = report_dict(run_check([str(REAL_LOGS)], CheckOptions(jobs=3)))
+    assert orjson.dumps(three) == orjson.dumps(one)
+    assert one["summary"]["records"] > 100 and one["findings"]
+
+
+def test_cross_session_leak_is_judged_once_across_workers(tmp_path):
+    """Two sessions in different workers: the leak is found by the process that judges the
+    log rule on both sessions' facts, and the session-level findings are not doubled."""
+    secret = "my passport number is X1234567, please book the 9am flight to Lima"
+    lines = []
+    for key in ("alpha", "beta", "gamma", "delta"):
+        history = [{"role": "user", "content": f"{key}: plan a trip for the team offsite in spring"}]
+        if key != "alpha":
+            history.append({"role": "assistant", "content": "Sure, where to?"})
+            history.append({"role": "user", "content": secret})
+        lines.append({"session_id": key, "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": secret}] if key == "alpha" else history[:1]}})
+        lines.append({"session_id": key, "request": {"model": "gpt-4o", "messages": history + [{"role": "assistant", "content": "On it."}, {"role": "user", "content": "thanks"}]}})
+    log = tmp_path / "leak.jsonl"
+    log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    one = report_dict(run_check([str(log)], CheckOptions()))
+    two = report_dict(run_check([str(log)], CheckOptions(jobs=2)))
+    assert [f["code"] for f in one["findings"]].count("CTX023") == 3
+    assert orjson.dumps(two) == orjson.dumps(one)

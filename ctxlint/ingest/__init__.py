@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -10,7 +11,7 @@ from typing import Callable, Iterable, Iterator
 from ctxlint.ingest.jsonl import ReadError, iter_lines
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped
 from ctxlint.ingest.reuse import SharedPrefixDecoder
-from ctxlint.ingest.shapes import BatchOutput, normalize
+from ctxlint.ingest.shapes import BatchOutput, line_session_key, normalize
 from ctxlint.ingest.sources import Source, expand
 from ctxlint.progress import NoProgress
 
@@ -36,12 +37,41 @@ def as_item(parsed: object, file: str, line: int, session_key: str | None, reuse
     return parsed if isinstance(parsed, InputProblem) else normalize(parsed, file, line, session_key, reused)
 
 
-def read_jsonl(source: Source, session_key: str | None, progress: NoProgress, decoder: SharedPrefixDecoder) -> Iterator[Item]:
+@dataclass(slots=True, frozen=True)
+class Share:
+    """The part of the input that worker `index` of `parts` checks: whole sessions, by
+    session key, and every line that is not a record (worker 0). Each worker reads all
+    input but normalizes only its part, and the records without a key, whose sessions
+    every worker infers alike and then checks only its own (`owns_session`)."""
+
+    index: int
+    parts: int
+
+    def owns_session(self, name: str) -> bool:
+        return int.from_bytes(hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big") % self.parts == self.index
+
+    def reads_line(self, obj: object, session_key: str | None) -> bool:
+        if not isinstance(obj, dict) or "custom_id" in obj:  # problems, and batch lines joined on custom_id
+            return self.index == 0
+        key = line_session_key(obj, session_key)
+        return key is None or self.owns_session(key)
+
+    def keeps(self, item: Item) -> bool:
+        if isinstance(item, Record) and item.custom_id is None:
+            return item.session_key is None or self.owns_session(item.session_key)
+        return self.index == 0
+
+
+def read_jsonl(source: Source, session_key: str | None, progress: NoProgress, decoder: SharedPrefixDecoder,
+               share: Share | None = None) -> Iterator[Item]:
     for number, obj in iter_lines(source.path, progress.advance, decoder):
-        item = as_item(obj, source.path, number, session_key, decoder.reused)
-        if not isinstance(item, Record) and not isinstance(obj, InputProblem):
-            decoder.forget_last()
-        yield item
+        if share is not None and not share.reads_line(obj, session_key):
+            continue
+        item = as_item(obj, source.path, number, session_key, decoder.reused if decoder.trusted else 0)
+        if isinstance(item, Record):
+            decoder.mark_record()
+        if share is None or share.keeps(item):
+            yield item
 
 
 def _readers() -> dict[str, Callable[[Source, str | None], Iterable[Item]]]:
@@ -59,7 +89,6 @@ def sort_items(items: Iterable[Item], into: Ingested) -> Iterator[Record]:
     outputs: list[BatchOutput] = []
     for item in items:
         if isinstance(item, Record):
-            item.seq = into.record_count
             into.record_count += 1
             if item.custom_id is None:
                 yield item
@@ -102,8 +131,9 @@ def read_inputs(paths: list[str], session_key: str | None = None, input_format: 
 
 
 def stream_inputs(paths: list[str], result: Ingested, session_key: str | None = None, input_format: str | None = None,
-                  progress: NoProgress | None = None) -> Iterator[Item]:
-    """Every item of the inputs as it is read; files and I/O errors are counted into `result`."""
+                  progress: NoProgress | None = None, share: Share | None = None) -> Iterator[Item]:
+    """Every item of the inputs (or of one share of them) as it is read; files and I/O
+    errors are counted into `result`. A record's seq is its place in the input."""
     progress = progress or NoProgress()
     sources, result.io_errors = expand(paths, input_format)
     readers = _readers()
@@ -113,16 +143,20 @@ def stream_inputs(paths: list[str], result: Ingested, session_key: str | None = 
     def guarded(source: Source) -> Iterator[Item]:
         try:
             if source.format == "jsonl":
-                yield from read_jsonl(source, session_key, progress, decoder)
+                yield from read_jsonl(source, session_key, progress, decoder, share)
             else:
                 yield from readers[source.format](source, session_key)
                 progress.advance(_size(source))
         except ReadError as error:
             result.io_errors.append(str(error))
 
-    for source in sources:
+    for position, source in enumerate(sources):
         result.files += 1
-        yield from guarded(source)
+        for ordinal, item in enumerate(guarded(source)):
+            if isinstance(item, Record):  # one record per JSONL line at most; other readers count items
+                item.seq = (position << 40) | (item.line if source.format == "jsonl" else ordinal)
+            if share is None or source.format == "jsonl" or share.keeps(item):  # JSONL lines are shared out unread
+                yield item
 
 
-__all__ = ["Ingested", "InputProblem", "Record", "Response", "Skipped", "read_inputs", "sort_items", "stream_inputs"]
+__all__ = ["Ingested", "InputProblem", "Record", "Response", "Share", "Skipped", "read_inputs", "sort_items", "stream_inputs"]

@@ -11,8 +11,8 @@ full parse would, and the two records share one object per message.
 
 Anything unexpected (no messages array, the marker not where the request's messages are,
 a parse error) falls back to parsing the whole line, which then also reports the error.
-A line that does not become a record is forgotten (`forget_last`), so the messages a line
-reuses always come from a request that passed the schema.
+`trusted` says whether the reused messages come from a line that became a record (so
+passed the schema: `mark_record`); only then may ingest skip checking them again.
 """
 
 from __future__ import annotations
@@ -31,11 +31,12 @@ BUDGET = 16 << 20  # bytes of remembered messages arrays, oldest forgotten first
 
 
 class _Remembered:
-    __slots__ = ("body", "messages")
+    __slots__ = ("body", "messages", "record")
 
     def __init__(self, body: bytes, messages: list[Any]) -> None:
         self.body = body  # the messages array's bytes from "[" up to, not including, the closing "]"
         self.messages = messages
+        self.record = False  # the line became a record
 
 
 class SharedPrefixDecoder:
@@ -46,11 +47,13 @@ class SharedPrefixDecoder:
         self._marker = f"\x00ctxlint-reuse-{secrets.token_hex(8)}"
         self._marker_bytes = orjson.dumps(self._marker)
         self.reused = 0  # messages the last line took from a remembered one
-        self._last: tuple[bytes, _Remembered] | None = None
+        self.trusted = False  # ... from a line that became a record
+        self._last: _Remembered | None = None
 
     def loads(self, text: bytes) -> Any:
         """The parsed line, as orjson.loads would give it; raises orjson.JSONDecodeError."""
         self.reused = 0
+        self.trusted = False
         self._last = None
         array = _array_start(text)
         if array < 0:
@@ -83,6 +86,7 @@ class SharedPrefixDecoder:
         added = messages[1:]
         messages[0:1] = remembered.messages
         self.reused = len(remembered.messages)
+        self.trusted = remembered.record
         if not added:
             body = remembered.body
         else:
@@ -101,22 +105,16 @@ class SharedPrefixDecoder:
         entries.append(remembered)
         self._size += len(remembered.body)
         self._by_hint[hint] = entries
-        self._last = (hint, remembered)
+        self._last = remembered
         while self._size > self._budget and self._by_hint:
             _, forgotten = self._by_hint.popitem(last=False)
             self._size -= sum(len(entry.body) for entry in forgotten)
 
 
-    def forget_last(self) -> None:
-        """The last line did not become a record: nothing may be reused from it."""
-        if self._last is None:
-            return
-        hint, remembered = self._last
-        entries = self._by_hint.get(hint)
-        if entries is not None and remembered in entries:
-            entries.remove(remembered)
-            self._size -= len(remembered.body)
-        self._last = None
+    def mark_record(self) -> None:
+        """The last line became a record: its messages passed the schema."""
+        if self._last is not None:
+            self._last.record = True
 
 
 def _array_start(text: bytes) -> int:

@@ -42,6 +42,14 @@ def _session_key(obj: dict[str, Any], key_path: str | None) -> str | None:
     return None
 
 
+def line_session_key(obj: dict[str, Any], key_path: str | None) -> str | None:
+    """The session key normalize will find in this parsed line (a batch line has one only
+    with an explicit path)."""
+    if isinstance(obj.get("custom_id"), str) and "body" in obj and ("method" in obj or "url" in obj):
+        return _session_key(obj, key_path) if key_path else None
+    return _session_key(obj, key_path)
+
+
 def _timestamp(obj: dict[str, Any]) -> float | None:
     for key in TIMESTAMP_KEYS:
         value = obj.get(key)

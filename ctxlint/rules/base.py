@@ -56,8 +56,9 @@ class Rule:
     """Base of every rule. A subclass sets the class attributes and one check method.
 
     scope: "request" (one messages array), "session" (also reads earlier requests of
-    the session through the context), "log" (across sessions: fed every request of the
-    log in input order, with a memory of its own for the whole log).
+    the session through the context), "log" (across sessions: reads the facts of each
+    request, then judges them in input order with a memory of its own for the whole log,
+    so that worker processes can read the facts and one process judge them).
 
     A request's messages up to ctx.unchanged(rule) are the previous request's, judged by
     this rule already: a rule whose verdict on a message depends only on what comes before
@@ -100,7 +101,12 @@ class Rule:
         """A log-scope rule's memory, before the first request."""
         return None
 
-    def check_in_log(self, memory: Any, ctx: "TurnContext") -> Iterable[Violation]:
+    def facts(self, ctx: "TurnContext") -> Any:
+        """What a log-scope rule reads of one request, apart from the rest of the log."""
+        return None
+
+    def judge(self, memory: Any, facts: Any) -> Iterable[Violation]:
+        """A log-scope rule's verdict on one request's facts, in input order."""
         return ()
 
     @classmethod

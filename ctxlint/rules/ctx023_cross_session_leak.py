@@ -1,8 +1,9 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterable
 
-from ctxlint.chat import comparable_text, excerpt, role_of, short_hash, text_of, tool_calls_of
+from ctxlint.chat import Quoted, comparable_text, excerpt, role_of, short_hash, text_of, tool_calls_of
 from ctxlint.rules.base import Rule, Violation
 
 # Shorter texts ("继续", "ok, thanks", "How can I help?") recur across unrelated sessions.
@@ -55,29 +56,48 @@ class CrossSessionLeak(Rule):
         # fingerprint -> the session that sent it first; session -> every fingerprint it had
         return {}, {}
 
-    def check_in_log(self, memory, ctx) -> Iterable[Violation]:
-        first_seen, own = memory
-        session, turn, messages = ctx.session.id, ctx.turn, ctx.messages
-        known = own.setdefault(session, set())
+    def facts(self, ctx) -> "TurnFacts":
+        """What judging the turn against the rest of the log needs, read from the turn alone
+        (so that worker processes can read their sessions' turns and one process judge)."""
+        messages = ctx.messages
         start = ctx.unchanged(self)  # the previous request's messages are this session's already
-        fingerprints = [content_fingerprint(m) for m in messages[start:]]
         newest = len(messages)
         while newest > start and role_of(messages[newest - 1]) != "assistant":
             newest -= 1
-        for index, fingerprint in enumerate(fingerprints, start):
-            if fingerprint is None or fingerprint in known:
+        sent = []
+        for index in range(start, len(messages)):
+            fingerprint = content_fingerprint(messages[index])
+            if fingerprint is not None:
+                sent.append((index, fingerprint, excerpt(text_of(messages[index].get("content")), 60) if index < newest else None))
+        response = ctx.turn.response_message
+        returned = content_fingerprint(response) if response is not None else None
+        return TurnFacts(ctx.session.id, ctx.turn.number, sent, returned)
+
+    def judge(self, memory, facts: "TurnFacts") -> Iterable[Violation]:
+        first_seen, own = memory
+        session = facts.session
+        known = own.get(session, ())
+        for index, fingerprint, quoted in facts.sent:
+            if fingerprint in known:
                 continue
             origin = first_seen.get(fingerprint)
-            if turn.number > 1 and index < newest and origin is not None and origin != session:
+            if facts.turn > 1 and quoted is not None and origin is not None and origin != session:
                 yield Violation(
                     f"message {index} was first sent by session {origin}, and this session never had it",
                     key=origin, message_index=index, pointer=f"/messages/{index}",
-                    evidence={"first_seen_in_session": origin, "excerpt": excerpt(text_of(messages[index].get("content")), 60)},
+                    evidence={"first_seen_in_session": origin, "excerpt": quoted},
                 )
-        response = turn.response_message
-        if response is not None:
-            fingerprints.append(content_fingerprint(response))
-        for fingerprint in fingerprints:
-            if fingerprint is not None:
-                known.add(fingerprint)
-                first_seen.setdefault(fingerprint, session)
+        for fingerprint in [f for _, f, _ in facts.sent] + ([facts.returned] if facts.returned else []):
+            if not isinstance(known, set):
+                known = own[session] = set()
+            known.add(fingerprint)
+            first_seen.setdefault(fingerprint, session)
+
+
+
+@dataclass(slots=True)
+class TurnFacts:
+    session: str
+    turn: int
+    sent: list[tuple[int, str, Quoted | None]]  # (message index, fingerprint, excerpt if judged)
+    returned: str | None  # fingerprint of the logged response

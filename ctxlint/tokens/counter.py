@@ -84,6 +84,11 @@ class TokenCounter:
             self._encodings[key] = self._choose(model)
         return self._encodings[key]
 
+    @classmethod
+    def preload(cls) -> None:
+        """Build the default encoding now (forked workers then share it, built once)."""
+        cls._choose(None)
+
     @staticmethod
     def _choose(model: str | None) -> tuple[Any, str]:
         own = None
