@@ -120,7 +120,7 @@ def parallel_report(paths: list[str], options: CheckOptions) -> Report:
         ingested.skipped += part_ingested.skipped
         if index == 0:  # every worker reads every file
             ingested.files, ingested.io_errors = part_ingested.files, part_ingested.io_errors
-    ingested.record_count = sum(len(summary.turns) for summary in tally.sessions)  # records without a key reach every worker
+    ingested.record_count = sum(len(summary) for summary in tally.sessions)  # records without a key reach every worker
     engine.judge_log(logged, tally)
     return _report(engine.result(tally), ingested, options, engine, codes)
 

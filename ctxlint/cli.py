@@ -27,7 +27,7 @@ from ctxlint.docs import rule_markdown
 from ctxlint.offline import forbid_network
 from ctxlint.progress import progress_for
 from ctxlint.report import Report
-from ctxlint.report.json_format import render_json, render_statistics_json
+from ctxlint.report.json_format import render_statistics_json, write_json
 from ctxlint.report.junit import render_junit
 from ctxlint.report.lines import render_concise, render_github, render_jsonl
 from ctxlint.report.markdown import render_markdown
@@ -62,7 +62,7 @@ def _text(report: Report, settings: RenderSettings) -> None:
 RENDERERS.update({
     "text": _text,
     "concise": lambda report, settings: render_concise(report),
-    "json": lambda report, settings: render_json(report),
+    "json": lambda report, settings: write_json(report, settings.out),
     "jsonl": lambda report, settings: render_jsonl(report),
     "sarif": lambda report, settings: render_sarif(report),
     "github": lambda report, settings: render_github(report),

@@ -9,6 +9,7 @@ judged already, under the same settings; a defect is reported once, where it sta
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -113,15 +114,51 @@ class TurnMetrics:
         return self.tokens / self.window if self.window else None
 
 
-@dataclass(slots=True, eq=False)
-class SessionSummary:
-    """What the report keeps of a session: its identity and one row of facts per request."""
+_ROW = 10  # numbers kept per request: see SessionSummary.add
+_NONE = -1
 
-    id: str
-    file: str
-    explicit_key: bool
-    order: tuple[int, int]  # where its first request is in the input (see `order`)
-    turns: list[TurnMetrics] = field(default_factory=list)
+
+class SessionSummary:
+    """What the report keeps of a session: its identity and one row of facts per request,
+    packed as numbers (with the few texts they name kept once per session), so a log of a
+    million requests keeps a few tens of bytes for each."""
+
+    __slots__ = ("id", "file", "explicit_key", "order", "_rows", "_texts")
+
+    def __init__(self, session_id: str, file: str, explicit_key: bool, order: tuple[int, int]) -> None:
+        self.id = session_id
+        self.file = file
+        self.explicit_key = explicit_key
+        self.order = order  # where its first request is in the input (see `order`)
+        self._rows = array("q")
+        self._texts: list[str | None] = [None]
+
+    def _text(self, value: str | None) -> int:
+        try:
+            return self._texts.index(value)
+        except ValueError:
+            self._texts.append(value)
+            return len(self._texts) - 1
+
+    def add(self, row: TurnMetrics) -> None:
+        self._rows.extend((row.line, row.messages, row.tokens, _NONE if row.window is None else row.window,
+                           _NONE if row.status is None else row.status, self._text(row.file), self._text(row.counter),
+                           self._text(row.window_source), self._text(row.finish_reason), self._text(row.model)))
+
+    def __len__(self) -> int:
+        return len(self._rows) // _ROW
+
+    @property
+    def turns(self) -> list[TurnMetrics]:
+        rows, texts = self._rows, self._texts
+        return [TurnMetrics(number=n + 1, file=texts[rows[at + 5]], line=rows[at], messages=rows[at + 1], tokens=rows[at + 2],
+                            counter=texts[rows[at + 6]], window=None if rows[at + 3] == _NONE else rows[at + 3],
+                            window_source=texts[rows[at + 7]], finish_reason=texts[rows[at + 8]],
+                            status=None if rows[at + 4] == _NONE else rows[at + 4], model=texts[rows[at + 9]])
+                for n, at in enumerate(range(0, len(rows), _ROW))]
+
+    def last_tokens(self) -> int:
+        return self._rows[-_ROW + 2]
 
 
 class SessionCheck:
@@ -153,7 +190,7 @@ class SessionCheck:
 
     @property
     def turns(self) -> int:
-        return len(self.summary.turns)
+        return len(self.summary)
 
 
 class TurnContext:
@@ -212,7 +249,7 @@ class TurnContext:
 
     @property
     def previous_tokens(self) -> int | None:
-        return self.session.summary.turns[-1].tokens if self.previous is not None else None
+        return self.session.summary.last_tokens() if self.previous is not None else None
 
     def option(self, rule: Rule, name: str) -> Any:
         return self.engine.options.rule_options.get(rule.code, {}).get(name, rule.options[name])
@@ -324,7 +361,7 @@ class Engine:
             self._report(rule, session, turn, rule.check(ctx), tally)
         if log is not None:
             judged |= log.check(ctx, tally)
-        session.summary.turns.append(self._metrics(ctx))
+        session.summary.add(self._metrics(ctx))
         self._learn(session.ledger, turn)
         session.previous = turn
         self._keep_hot(session)

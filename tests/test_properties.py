@@ -3,12 +3,14 @@ accounted for, and the JSON report is byte-identical for the same input in any k
 
 from __future__ import annotations
 
+import io
+
 import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxlint.api import CheckOptions, run_check
-from ctxlint.report.json_format import render_json
+from ctxlint.report.json_format import report_dict, write_json
 
 PROPERTY_SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
@@ -63,7 +65,10 @@ def lint_lines(tmp_path, lines: list[bytes]) -> tuple[str, dict]:
     log = tmp_path / "log.jsonl"
     log.write_bytes(b"".join(line + b"\n" for line in lines))
     report = run_check([str(log)], CheckOptions())
-    rendered = render_json(report)
+    out = io.StringIO()
+    write_json(report, out)
+    rendered = out.getvalue()
+    assert rendered == orjson.dumps(report_dict(report), option=orjson.OPT_INDENT_2).decode() + "\n"  # written piecewise, the same bytes
     return rendered, orjson.loads(rendered)
 
 

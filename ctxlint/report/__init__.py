@@ -24,9 +24,14 @@ class Report:
     baseline_stale: list[dict[str, Any]] = field(default_factory=list)
     redacted: bool = False
     conversations: list[Session] = field(default_factory=list)  # the records of each session, when held
+    _by_session: dict[str | None, list[Finding]] | None = None
 
     def session_findings(self, session: SessionSummary | Session) -> list[Finding]:
-        return [f for f in self.findings if f.session == session.id]
+        if self._by_session is None:
+            self._by_session = {}
+            for finding in self.findings:
+                self._by_session.setdefault(finding.session, []).append(finding)
+        return self._by_session.get(session.id, [])
 
     def first_error_turn(self, session: SessionSummary) -> int | None:
         turns = [f.turn for f in self.session_findings(session) if f.severity == "error" and f.turn is not None]

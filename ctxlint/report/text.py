@@ -54,10 +54,11 @@ def render_text(report: Report, out: IO[str], *, color: bool, verbose: bool = Fa
     for session in report.sessions:
         findings = report.session_findings(session)
         wrong_at = report.first_error_turn(session)
-        model = next((t.model for t in session.turns if t.model), None)
+        turns = session.turns
+        model = next((t.model for t in turns if t.model), None)
         header = Text()
         header.append(f"session {safe(session.id)}", style="bold")
-        header.append(f" · {safe(model or 'unknown model')} · {len(session.turns)} request{'s' if len(session.turns) != 1 else ''}")
+        header.append(f" · {safe(model or 'unknown model')} · {len(turns)} request{'s' if len(turns) != 1 else ''}")
         if wrong_at is not None:
             header.append(f" · went wrong at turn {wrong_at}", style="bold red")
         elif not findings:
@@ -72,7 +73,7 @@ def render_text(report: Report, out: IO[str], *, color: bool, verbose: bool = Fa
         by_turn: dict[int, list[Finding]] = {}
         for finding in findings:
             by_turn.setdefault(finding.turn or 0, []).append(finding)
-        for metrics in session.turns:
+        for metrics in turns:
             codes = Text()
             for finding in by_turn.get(metrics.number, []):
                 codes.append(finding.code + " ", style=SEVERITY_STYLE[finding.severity])
