@@ -9,6 +9,8 @@ judged already, under the same settings; a defect is reported once, where it sta
 
 from __future__ import annotations
 
+import pickle
+import zlib
 from array import array
 from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
@@ -27,7 +29,7 @@ from ctxlint.sessions.model import Session, Turn, make_turn
 from ctxlint.tokens.counter import TokenCount, TokenCounter, prompt_tokens
 
 
-HOT_SESSIONS = 512  # sessions whose previous request is held whole
+HOT_SESSIONS = 512  # sessions kept awake (their previous request held whole) while streaming
 
 
 def order(record: Record) -> tuple[int, int]:
@@ -193,6 +195,27 @@ class SessionCheck:
         return len(self.summary)
 
 
+class Dormant:
+    """A session no request has come for in a while: its summary, and the rest of what the
+    engine keeps of it packed into bytes, its previous request slimmed (Turn.slimmed)."""
+
+    __slots__ = ("summary", "_packed")
+    _FIELDS = ("first_line", "opening", "previous", "ledger", "reported", "judged", "pending", "settings", "fingerprint_base")
+
+    def __init__(self, session: SessionCheck) -> None:
+        if session.previous is not None:
+            session.previous = session.previous.slimmed()
+        self.summary = session.summary
+        self._packed = zlib.compress(pickle.dumps(tuple(getattr(session, name) for name in self._FIELDS), protocol=5), 1)
+
+    def wake(self) -> SessionCheck:
+        session = SessionCheck.__new__(SessionCheck)
+        session.summary = self.summary
+        for name, value in zip(self._FIELDS, pickle.loads(zlib.decompress(self._packed))):
+            setattr(session, name, value)
+        return session
+
+
 class TurnContext:
     """Everything a rule may read about one request. Expensive parts are computed on demand."""
 
@@ -300,7 +323,6 @@ class Engine:
         self._asks = {rule.code: bool(rule.needs) or type(rule).cannot_judge is not Rule.cannot_judge for rule in rules}
         self._warns = {rule.code: "tokens" in rule.needs or type(rule).caveat is not Rule.caveat for rule in rules}
         self._tool_tokens: dict[str, int] = {}
-        self._hot: OrderedDict[int, SessionCheck] = OrderedDict()
 
     def prompt_tokens(self, turn: Turn) -> TokenCount:
         model = turn.record.model
@@ -364,20 +386,8 @@ class Engine:
         session.summary.add(self._metrics(ctx))
         self._learn(session.ledger, turn)
         session.previous = turn
-        self._keep_hot(session)
         session.judged = judged
         session.settings = ctx.settings
-
-    def _keep_hot(self, session: SessionCheck) -> None:
-        """Hold the previous request whole only for the sessions active most recently; an
-        idle session keeps it slimmed, so memory follows the sessions open, not the log."""
-        hot = self._hot
-        hot.pop(id(session), None)
-        hot[id(session)] = session
-        if len(hot) > HOT_SESSIONS:
-            _, idle = hot.popitem(last=False)
-            if idle.previous is not None:
-                idle.previous = idle.previous.slimmed()
 
     def _report(self, rule: Rule, session: SessionCheck, turn: Turn, violations: Iterable[Violation], tally: Tally) -> None:
         for violation in violations:
@@ -404,7 +414,10 @@ class Engine:
         judge_log in another process); otherwise they judge as they go. Given a share
         (ingest.Share), sessions inferred without a key are checked only if it owns them."""
         assembler = SessionAssembler()
-        sessions: dict[tuple[str, bool], SessionCheck] = {}
+        sessions: dict[tuple[str, bool], SessionCheck | Dormant] = {}
+        # Only the sessions active most recently stay awake; memory follows the sessions
+        # open at once, not the length of the log.
+        awake: OrderedDict[tuple[str, bool], SessionCheck] = OrderedDict()
         tally = Tally()
         turn_rules, log = self._split(("request", "session", "log"))
         if log is not None:
@@ -415,10 +428,18 @@ class Engine:
                 continue
             session = sessions.get(key)
             if session is None:
-                session = sessions[key] = SessionCheck(key[0], record.file, key[1], order(record))
+                session = SessionCheck(key[0], record.file, key[1], order(record))
+            elif isinstance(session, Dormant):
+                session = session.wake()
+            sessions[key] = session
             self.check_turn(session, record, tally, turn_rules, log)
+            awake.pop(key, None)
+            awake[key] = session
+            if len(awake) > HOT_SESSIONS:
+                idle_key, idle = awake.popitem(last=False)
+                sessions[idle_key] = Dormant(idle)
         for session in sessions.values():
-            self.close(session, tally)
+            self.close(session.wake() if isinstance(session, Dormant) else session, tally)
         return tally
 
     def judge_log(self, logged: list["LoggedTurn"], tally: Tally) -> None:

@@ -38,7 +38,6 @@ class Record:
     request: dict[str, Any]
     response: Response | None = None
     session_key: str | None = None
-    timestamp: float | None = None
     custom_id: str | None = None
     seq: int = 0  # position in the whole input, across files: "first seen" means lowest seq
     scope: str = ""  # the unit sessions are inferred within: a file, or a snapshot run folder

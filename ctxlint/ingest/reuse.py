@@ -27,7 +27,8 @@ MESSAGES_KEY = b'"messages":'
 KEY_HINTS = (b'"session_id":', b'"conversation_id":', b'"thread_id":', b'"trace_id":')
 PROBE = 256  # bytes of a messages array that index lines without a session key
 CANDIDATES = 4  # remembered lines tried per probe
-BUDGET = 16 << 20  # bytes of remembered messages arrays, oldest forgotten first
+BUDGET = 8 << 20  # bytes of remembered messages arrays, oldest forgotten first
+LINES = 2048  # sessions (or probes) remembered: the ones open at once, not all there were
 
 
 class _Remembered:
@@ -106,7 +107,7 @@ class SharedPrefixDecoder:
         self._size += len(remembered.body)
         self._by_hint[hint] = entries
         self._last = remembered
-        while self._size > self._budget and self._by_hint:
+        while (self._size > self._budget or len(self._by_hint) > LINES) and self._by_hint:
             _, forgotten = self._by_hint.popitem(last=False)
             self._size -= sum(len(entry.body) for entry in forgotten)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from ctxlint.chat import json_type
@@ -13,7 +12,6 @@ from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import schema_problem
 
 SESSION_KEYS = ("session_id", "conversation_id", "thread_id", "trace_id", "metadata.session_id")
-TIMESTAMP_KEYS = ("ts", "timestamp", "created_at", "time")
 
 
 @dataclass(slots=True, frozen=True)
@@ -48,19 +46,6 @@ def line_session_key(obj: dict[str, Any], key_path: str | None) -> str | None:
     if isinstance(obj.get("custom_id"), str) and "body" in obj and ("method" in obj or "url" in obj):
         return _session_key(obj, key_path) if key_path else None
     return _session_key(obj, key_path)
-
-
-def _timestamp(obj: dict[str, Any]) -> float | None:
-    for key in TIMESTAMP_KEYS:
-        value = obj.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if isinstance(value, str):
-            try:
-                return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-            except ValueError:
-                continue
-    return None
 
 
 def closest_shape_hint(obj: dict[str, Any]) -> str:
@@ -123,7 +108,6 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
             obj.get("request"), file, line, "envelope", "/request", reused,
             response=parse_response(obj.get("response"), status),
             session_key=_session_key(obj, session_key_path),
-            timestamp=_timestamp(obj),
         )
     if isinstance(obj.get("custom_id"), str) and "body" in obj and ("method" in obj or "url" in obj):
         return _record(obj["body"], file, line, "batch", "/body", reused, custom_id=obj["custom_id"],
@@ -136,5 +120,5 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
             parsed = Response(error=obj.get("error") if isinstance(obj.get("error"), dict) else {"message": str(obj.get("error"))})
         return BatchOutput(file, line, obj["custom_id"], parsed or Response())
     if "messages" in obj:
-        return _record(obj, file, line, "bare", "", reused, session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj))
+        return _record(obj, file, line, "bare", "", reused, session_key=_session_key(obj, session_key_path))
     return InputProblem(file, line, f"not a known record shape: {closest_shape_hint(obj)}")

@@ -110,15 +110,9 @@ def _infer(records: list[Record]) -> list[Session]:
     return list(sessions.values())
 
 
-def _ordered(records: list[Record]) -> list[Record]:
-    if records and all(r.timestamp is not None for r in records):
-        return sorted(records, key=lambda r: r.timestamp)  # stable: equal stamps keep line order
-    return records
-
-
 def build_sessions(records: list[Record]) -> list[Session]:
-    """Sessions in the order their first request appears in the input (as SessionAssembler
-    meets them)."""
+    """Sessions in the order their first request appears in the input, each request in
+    input order (as SessionAssembler meets them: a stream cannot be reordered)."""
     keyed: dict[str, list[Record]] = {}
     unkeyed: dict[str, list[Record]] = {}
     order: list[tuple[str, str]] = []
@@ -137,22 +131,19 @@ def build_sessions(records: list[Record]) -> list[Session]:
     sessions: list[Session] = []
     for kind, name in order:
         if kind == "key":
-            group = _ordered(keyed[name])
+            group = keyed[name]
             session = Session(id=name, file=group[0].file, turns=[], explicit_key=True)
             for record in group:
                 session.turns.append(make_turn(len(session.turns) + 1, record, session.turns[-1] if session.turns else None))
             sessions.append(session)
         else:
-            inferred = _infer(_ordered(unkeyed[name]))
+            inferred = _infer(unkeyed[name])
             sessions.extend(inferred)
     return sorted(sessions, key=lambda session: min(turn.record.seq for turn in session.turns))
 
 
 class SessionAssembler:
-    """The streaming form of build_sessions: each record's session as the record arrives.
-
-    Records are taken in the order given; build_sessions, which holds them all, also
-    orders a group by timestamp."""
+    """The streaming form of build_sessions: each record's session as the record arrives."""
 
     def __init__(self) -> None:
         self._scopes: dict[str, ChainInference] = {}
