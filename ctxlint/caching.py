@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-DEFAULT_LIMIT = 25_000  # entries; each pins its object, so this bounds memory too
+DEFAULT_LIMIT = 16_000  # entries; each pins its object, so this bounds memory too
 
 
 class IdentityCache:

@@ -26,10 +26,10 @@ from ctxlint.rules.base import NO_CHAIN, Finding, Rule, Violation
 from ctxlint.sessions.grouping import SessionAssembler
 from ctxlint.sessions.history import Transition, align
 from ctxlint.sessions.model import Session, Turn, make_turn
-from ctxlint.tokens.counter import TokenCount, TokenCounter, prompt_tokens
+from ctxlint.tokens.counter import TOKENS_PER_REPLY, TokenCount, TokenCounter, prompt_tokens
 
 
-HOT_SESSIONS = 512  # sessions kept awake (their previous request held whole) while streaming
+HOT_SESSIONS = 384  # sessions kept awake (their previous request held whole) while streaming
 
 
 def order(record: Record) -> tuple[int, int]:
@@ -268,7 +268,7 @@ class TurnContext:
         server = prompt_tokens(response.usage) if response is not None else None
         if server is not None:
             return TokenCount(server, "server")
-        return self.engine.prompt_tokens(self.turn)
+        return self.engine.prompt_tokens(self.turn, self.previous)
 
     @property
     def previous_tokens(self) -> int | None:
@@ -324,9 +324,22 @@ class Engine:
         self._warns = {rule.code: "tokens" in rule.needs or type(rule).caveat is not Rule.caveat for rule in rules}
         self._tool_tokens: dict[str, int] = {}
 
-    def prompt_tokens(self, turn: Turn) -> TokenCount:
+    def prompt_tokens(self, turn: Turn, previous: Turn | None = None) -> TokenCount:
+        """The prompt's tokens by ctxlint's counter; the messages shared with the previous
+        request are counted by the running sums kept on it."""
         model = turn.record.model
-        count = self.counter.count_messages(turn.messages, model)
+        name = self.counter.counter_name(model)
+        shared = turn.shared
+        if previous is not None and shared and previous.token_sums is not None and previous.token_sums[0] == name:
+            sums = previous.token_sums[1][:shared]
+        else:
+            sums, shared = [], 0
+        total = sums[-1] if sums else 0
+        for message in turn.messages[shared:]:
+            total += self.counter.count_message(message, model).tokens
+            sums.append(total)
+        turn.token_sums = (name, sums)
+        count = TokenCount(TOKENS_PER_REPLY + total, name)
         tools = turn.record.request.get("tools")
         if tools:
             key = short_hash(tools)

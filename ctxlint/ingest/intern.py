@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-INTERN_LIMIT = 25_000  # distinct messages kept for sharing; past it, the oldest are forgotten
+INTERN_LIMIT = 16_000  # distinct messages kept for sharing; past it, the oldest are forgotten
 
 
 class MessageInterner:

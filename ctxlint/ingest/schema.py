@@ -141,7 +141,7 @@ class _ValidCache:
     """Request parts already found valid: a history re-sent N times is checked once. Messages
     are shared objects (ingest.intern), known by identity; the rest by a digest."""
 
-    def __init__(self, size: int = 25_000) -> None:
+    def __init__(self, size: int = 16_000) -> None:
         self._digests: OrderedDict[bytes, None] = OrderedDict()
         self._messages = IdentityCache(size)
         self._size = size

@@ -19,6 +19,7 @@ class Turn:
     identities: list[tuple] = field(default_factory=list)
     shared: int = 0  # leading messages that are the previous request's own objects
     _response_identity: tuple | None = None
+    token_sums: tuple[str, list[int]] | None = None  # (counter, running message tokens), when counted
 
     @property
     def messages(self) -> list[dict[str, Any]]:

@@ -74,7 +74,7 @@ def encode_pieces(text: str) -> list[str]:
 class TokenCounter:
     """Per-message counts cached per message object, so a history re-sent N times is tokenized once."""
 
-    def __init__(self, cache_size: int = 25_000) -> None:
+    def __init__(self, cache_size: int = 16_000) -> None:
         self._cache = IdentityCache(cache_size)  # messages are shared across requests (ingest.intern)
         self._encodings: dict[str, tuple[Any, str]] = {}
 
@@ -113,9 +113,9 @@ class TokenCounter:
             return estimate_tokens(text)
         return sum(len(encoding.encode(piece, disallowed_special=())) for piece in encode_pieces(text))
 
-    def count_messages(self, messages: list[dict[str, Any]], model: str | None) -> TokenCount:
-        encoding, name = self._encoding_for(model)
-        return TokenCount(TOKENS_PER_REPLY + sum(TOKENS_PER_MESSAGE + self._text_tokens(m, encoding, name) for m in messages), name)
+    def counter_name(self, model: str | None) -> str:
+        """Which counter counts this model's prompts (tiktoken:…, or estimate)."""
+        return self._encoding_for(model)[1]
 
     def count_message(self, message: dict[str, Any], model: str | None) -> TokenCount:
         """One message's share of a prompt: its text plus the per-message framing."""
