@@ -37,11 +37,9 @@ def text_of(content: Any) -> str:
 
 
 def role_of(message: Any) -> str | None:
-    if isinstance(message, dict):
-        role = message.get("role")
-        if isinstance(role, str):
-            return role
-    return None
+    # Called for every message by most rules: exact type checks (parsed JSON has no subclasses).
+    role = message.get("role") if type(message) is dict else None
+    return role if type(role) is str else None
 
 
 def tool_calls_of(message: dict[str, Any]) -> list[dict[str, Any]]:

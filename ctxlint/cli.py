@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import signal
 import gc
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable, Iterator, List, NoReturn, Optional
@@ -104,16 +104,28 @@ def _config(config_path: Optional[str], isolated: bool) -> Config:
 
 @contextlib.contextmanager
 def _destination(output: Optional[str]) -> Iterator[IO[str]]:
-    """stdout, or the --output file (written whole, or not at all on error)."""
+    """stdout, or the --output file: written whole or not at all, through a temporary file
+    beside it that replaces it at the end (a report of a million requests is never held)."""
     if output is None:
         yield sys.stdout
         return
-    buffer = io.StringIO()
-    yield buffer
+    target = Path(output)
     try:
-        Path(output).write_text(buffer.getvalue(), encoding="utf-8")
+        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
     except OSError as error:
         _usage_error(f"{output}: cannot write output: {error.strerror or error}")
+    try:
+        with open(handle, "w", encoding="utf-8") as out:
+            yield out
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # as a file the user wrote, not mkstemp's 0600
+        os.replace(temporary, target)
+    except OSError as error:
+        _usage_error(f"{output}: cannot write output: {error.strerror or error}")
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
 
 
 ConfigOption = typer.Option(None, "--config", help="Read settings from this file (ctxlint.toml or pyproject.toml).")

@@ -9,13 +9,11 @@ judged already, under the same settings; a defect is reported once, where it sta
 
 from __future__ import annotations
 
-import pickle
-import zlib
 from array import array
 from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import orjson
 
@@ -26,6 +24,7 @@ from ctxlint.rules.base import NO_CHAIN, Finding, Rule, Violation
 from ctxlint.sessions.grouping import SessionAssembler
 from ctxlint.sessions.history import Transition, align
 from ctxlint.sessions.model import Session, Turn, make_turn
+from ctxlint.spill import Spill
 from ctxlint.tokens.counter import TOKENS_PER_REPLY, TokenCount, TokenCounter, prompt_tokens
 
 
@@ -196,24 +195,59 @@ class SessionCheck:
 
 
 class Dormant:
-    """A session no request has come for in a while: its summary, and the rest of what the
-    engine keeps of it packed into bytes, its previous request slimmed (Turn.slimmed)."""
+    """A session no request has come for in a while, packed into the spill whole (its
+    summary too), its previous request slimmed first (Turn.slimmed)."""
 
-    __slots__ = ("summary", "_packed")
-    _FIELDS = ("first_line", "opening", "previous", "ledger", "reported", "judged", "pending", "settings", "fingerprint_base")
+    __slots__ = ("handle",)
 
-    def __init__(self, session: SessionCheck) -> None:
+    def __init__(self, session: SessionCheck, spill: Spill) -> None:
         if session.previous is not None:
             session.previous = session.previous.slimmed()
-        self.summary = session.summary
-        self._packed = zlib.compress(pickle.dumps(tuple(getattr(session, name) for name in self._FIELDS), protocol=5), 1)
+        self.handle = spill.put(tuple(getattr(session, name) for name in SessionCheck.__slots__))
 
-    def wake(self) -> SessionCheck:
+    def wake(self, spill: Spill) -> SessionCheck:
         session = SessionCheck.__new__(SessionCheck)
-        session.summary = self.summary
-        for name, value in zip(self._FIELDS, pickle.loads(zlib.decompress(self._packed))):
+        for name, value in zip(SessionCheck.__slots__, spill.take(self.handle)):
             setattr(session, name, value)
         return session
+
+
+class SummaryShelf:
+    """The summaries of closed sessions, packed into the spill and read back one at a time,
+    in input order of their first requests: a report over a million sessions keeps a few
+    bytes of each in memory until it is written."""
+
+    def __init__(self, spill: Spill) -> None:
+        self._spill = spill
+        self._orders = array("q")
+        self._handles = array("q")
+        self._sorted = True
+
+    def append(self, summary: SessionSummary) -> None:
+        flag, seq = summary.order
+        self._orders.append(flag << 62 | seq)
+        self._handles.append(self._spill.put(summary))
+        self._sorted = self._sorted and (len(self._orders) < 2 or self._orders[-2] <= self._orders[-1])
+
+    def _in_order(self) -> None:
+        if not self._sorted:
+            positions = sorted(range(len(self._orders)), key=self._orders.__getitem__)
+            self._orders = array("q", (self._orders[p] for p in positions))
+            self._handles = array("q", (self._handles[p] for p in positions))
+            self._sorted = True
+
+    def __len__(self) -> int:
+        return len(self._handles)
+
+    def __iter__(self) -> Iterator[SessionSummary]:
+        self._in_order()
+        return (self._spill.get(handle) for handle in self._handles)
+
+    def __getitem__(self, index: int | slice) -> SessionSummary | list[SessionSummary]:
+        self._in_order()
+        if isinstance(index, slice):
+            return [self._spill.get(handle) for handle in self._handles[index]]
+        return self._spill.get(self._handles[index])
 
 
 class TurnContext:
@@ -288,7 +322,7 @@ class TurnContext:
 @dataclass(slots=True)
 class LintResult:
     findings: list[Finding]
-    sessions: list[SessionSummary]
+    sessions: list[SessionSummary] | SummaryShelf
     coverage: dict[str, dict[str, Any]]
 
 
@@ -297,7 +331,7 @@ class Tally:
     """What checking some sessions produced; tallies of disjoint sessions merge exactly."""
 
     findings: list[Finding] = field(default_factory=list)
-    sessions: list[SessionSummary] = field(default_factory=list)
+    sessions: list[SessionSummary] | SummaryShelf = field(default_factory=list)
     judged: Counter = field(default_factory=Counter)
     unjudged: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
     caveats: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
@@ -323,6 +357,7 @@ class Engine:
         self._asks = {rule.code: bool(rule.needs) or type(rule).cannot_judge is not Rule.cannot_judge for rule in rules}
         self._warns = {rule.code: "tokens" in rule.needs or type(rule).caveat is not Rule.caveat for rule in rules}
         self._tool_tokens: dict[str, int] = {}
+        self._plans: dict[tuple[str, ...], list[tuple[Rule, int, bool, bool]]] = {}
 
     def prompt_tokens(self, turn: Turn, previous: Turn | None = None) -> TokenCount:
         """The prompt's tokens by ctxlint's counter; the messages shared with the previous
@@ -380,20 +415,21 @@ class Engine:
             session.pending = 0
         ctx = TurnContext(self, session, turn)
         judged = 0
-        for rule in rules:
-            reason = rule.cannot_judge(ctx) if self._asks[rule.code] else None
+        for rule, bit, asks, warns in self._plan(rules):
+            reason = rule.cannot_judge(ctx) if asks else None
             if reason == NO_CHAIN and turn.number == 1:
-                session.pending |= self.bit[rule.code]  # decided when a second request comes, or at the end
+                session.pending |= bit  # decided when a second request comes, or at the end
                 continue
             if reason:
                 tally.unjudged[rule.code][reason] += 1
                 continue
             tally.judged[rule.code] += 1
-            judged |= self.bit[rule.code]
-            caveat = rule.caveat(ctx) if self._warns[rule.code] else None
+            judged |= bit
+            caveat = rule.caveat(ctx) if warns else None
             if caveat:
                 tally.caveats[rule.code][caveat] += 1
-            self._report(rule, session, turn, rule.check(ctx), tally)
+            for violation in rule.check(ctx):
+                self._report(rule, session, turn, violation, tally)
         if log is not None:
             judged |= log.check(ctx, tally)
         session.summary.add(self._metrics(ctx))
@@ -402,14 +438,21 @@ class Engine:
         session.judged = judged
         session.settings = ctx.settings
 
-    def _report(self, rule: Rule, session: SessionCheck, turn: Turn, violations: Iterable[Violation], tally: Tally) -> None:
-        for violation in violations:
-            marker = (rule.code, violation.key)
-            if session.reported is None:
-                session.reported = set()
-            if marker not in session.reported:  # a defect is reported once, where it starts
-                session.reported.add(marker)
-                tally.findings.append(self.finding(rule, Place.of(session, turn), violation))
+    def _plan(self, rules: list[Rule]) -> list[tuple[Rule, int, bool, bool]]:
+        """Per rule: its bit, whether to ask it cannot_judge, whether to ask it caveat."""
+        key = tuple(rule.code for rule in rules)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = [(rule, self.bit[rule.code], self._asks[rule.code], self._warns[rule.code]) for rule in rules]
+        return plan
+
+    def _report(self, rule: Rule, session: SessionCheck, turn: Turn, violation: Violation, tally: Tally) -> None:
+        marker = (rule.code, violation.key)
+        if session.reported is None:
+            session.reported = set()
+        if marker not in session.reported:  # a defect is reported once, where it starts
+            session.reported.add(marker)
+            tally.findings.append(self.finding(rule, Place.of(session, turn), violation))
 
     def close(self, session: SessionCheck, tally: Tally) -> None:
         """The session has no more requests: rules that waited for a chain could not judge it."""
@@ -425,13 +468,15 @@ class Engine:
         """What checking records as they arrive gives, sessions assembled on the way. Given
         a list for log facts, the log-scope rules only read each request into it (for
         judge_log in another process); otherwise they judge as they go. Given a share
-        (ingest.Share), sessions inferred without a key are checked only if it owns them."""
+        (ingest.Share), sessions inferred without a key are checked only if it owns them, and
+        the summaries are returned whole (for the parent process), not shelved."""
         assembler = SessionAssembler()
+        spill = Spill()
         sessions: dict[tuple[str, bool], SessionCheck | Dormant] = {}
         # Only the sessions active most recently stay awake; memory follows the sessions
         # open at once, not the length of the log.
         awake: OrderedDict[tuple[str, bool], SessionCheck] = OrderedDict()
-        tally = Tally()
+        tally = Tally() if share is not None else Tally(sessions=SummaryShelf(spill))
         turn_rules, log = self._split(("request", "session", "log"))
         if log is not None:
             log.collected = log_facts
@@ -443,16 +488,17 @@ class Engine:
             if session is None:
                 session = SessionCheck(key[0], record.file, key[1], order(record))
             elif isinstance(session, Dormant):
-                session = session.wake()
+                session = session.wake(spill)
             sessions[key] = session
             self.check_turn(session, record, tally, turn_rules, log)
             awake.pop(key, None)
             awake[key] = session
             if len(awake) > HOT_SESSIONS:
                 idle_key, idle = awake.popitem(last=False)
-                sessions[idle_key] = Dormant(idle)
-        for session in sessions.values():
-            self.close(session.wake() if isinstance(session, Dormant) else session, tally)
+                sessions[idle_key] = Dormant(idle, spill)
+        for key in list(sessions):
+            session = sessions.pop(key)
+            self.close(session.wake(spill) if isinstance(session, Dormant) else session, tally)
         return tally
 
     def judge_log(self, logged: list["LoggedTurn"], tally: Tally) -> None:
@@ -469,7 +515,8 @@ class Engine:
                     tally.findings.append(self.finding(rule, turn.place, violation))
 
     def result(self, tally: Tally) -> LintResult:
-        tally.sessions.sort(key=lambda summary: summary.order)
+        if isinstance(tally.sessions, list):  # a shelf keeps itself in order
+            tally.sessions.sort(key=lambda summary: summary.order)
         return self._result(tally)
 
     def check_sessions(self, sessions: Iterable[Session]) -> Tally:
@@ -498,8 +545,7 @@ class Engine:
         """Findings and coverage for sessions already assembled (records held)."""
         tally = self.check_sessions(sessions)
         tally.merge(self.check_log(sessions))
-        tally.sessions.sort(key=lambda summary: summary.order)
-        return self._result(tally)
+        return self.result(tally)
 
     def _split(self, scopes: tuple[str, ...]) -> tuple[list[Rule], "LogCheck | None"]:
         turn_rules = [r for r in self.rules if r.scope in scopes and r.scope != "log"]
@@ -586,7 +632,8 @@ class LogCheck:
             if self.collected is not None:
                 self.collected.append(LoggedTurn(order(ctx.turn.record), rule.code, ctx.session.id, Place.of(ctx.session, ctx.turn), facts))
             else:
-                self.engine._report(rule, ctx.session, ctx.turn, rule.judge(self.memory[rule.code], facts), tally)
+                for violation in rule.judge(self.memory[rule.code], facts):
+                    self.engine._report(rule, ctx.session, ctx.turn, violation, tally)
         return judged
 
 

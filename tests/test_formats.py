@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import xml.etree.ElementTree as ET
 
 import jsonschema
@@ -105,6 +107,19 @@ def test_output_file_and_statistics(tmp_path):
     assert [line.split()[:2] for line in stats] == [["2", "CTX008"], ["1", "CTX003"], ["1", "CTX004"], ["1", "CTX005"]]
     rows = orjson.loads(run_cli("check", DEMO, "--statistics", "--format", "json").stdout)
     assert rows[0] == {"code": "CTX008", "name": "lost-first-turn-constraint", "severity": "error", "count": 2}
+
+
+def test_output_file_replaces_the_old_one_whole_with_the_usual_mode(tmp_path):
+    target = tmp_path / "report.json"
+    target.write_text("old report")
+    old_mask = os.umask(0o022)
+    try:
+        result = run_cli("check", DEMO, "--format", "json", "--output", str(target))
+    finally:
+        os.umask(old_mask)
+    assert result.exit_code == 1 and orjson.loads(target.read_bytes())["version"] == 1
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]  # no partial file left
 
 
 def test_output_to_an_unwritable_place_is_exit_2(tmp_path):

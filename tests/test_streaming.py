@@ -81,6 +81,18 @@ def test_idle_sessions_slimmed_still_report_the_same(generated_log, monkeypatch)
     assert stream["coverage"] == whole["coverage"]
 
 
+def test_sessions_spilled_to_the_temp_file_report_the_same(generated_log, monkeypatch):
+    """Every idle session and every closed session's summary through the temporary file:
+    the report is the same to the byte."""
+    import ctxlint.engine
+    import ctxlint.spill
+
+    in_memory = orjson.dumps(streamed([generated_log]))
+    monkeypatch.setattr(ctxlint.engine, "HOT_SESSIONS", 1)
+    monkeypatch.setattr(ctxlint.spill, "SPILL_BUDGET", 0)
+    assert orjson.dumps(streamed([generated_log])) == in_memory
+
+
 @pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: str(p.relative_to(ROOT / "fixtures")))
 def test_fixture_with_two_workers_equals_one_process(fixture):
     one = report_dict(run_check([str(fixture)], CheckOptions()))
