@@ -126,3 +126,35 @@ def test_cross_session_leak_is_judged_once_across_workers(tmp_path):
     two = report_dict(run_check([str(log)], CheckOptions(jobs=2)))
     assert [f["code"] for f in one["findings"]].count("CTX023") == 3
     assert orjson.dumps(two) == orjson.dumps(one)
+
+
+def test_memory_holds_the_open_sessions_not_all_sessions_seen(tmp_path, monkeypatch):
+    """3,000 sessions one after another: at no point are more than the sessions kept awake
+    alive as objects, and no closed session's summary is held unpacked."""
+    import gc
+
+    import ctxlint.engine
+    from ctxlint.engine import Engine, SessionCheck, SessionSummary
+
+    log = tmp_path / "many.jsonl"
+    with log.open("wb") as out:
+        for n in range(3000):
+            out.write(orjson.dumps({"session_id": f"s{n}", "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": f"q{n}"}]}}) + b"\n")
+    monkeypatch.setattr(ctxlint.engine, "HOT_SESSIONS", 4)
+    alive: list[tuple[int, int]] = []
+    check_turn = Engine.check_turn
+
+    def counting(self, session, record, *rest):
+        if record.line % 1000 == 0:
+            objects = gc.get_objects()
+            alive.append((sum(type(o) is SessionCheck for o in objects), sum(type(o) is SessionSummary for o in objects)))
+        return check_turn(self, session, record, *rest)
+
+    monkeypatch.setattr(Engine, "check_turn", counting)
+    report = run_check([str(log)], CheckOptions())
+    # The 4 awake, the one being checked, and the one last put to sleep (still a local).
+    assert len(alive) == 3 and all(checks <= 6 and summaries <= 6 for checks, summaries in alive), alive
+    gc.collect()
+    assert sum(type(o) is SessionSummary for o in gc.get_objects()) == 0  # shelved until read
+    assert len(report.sessions) == 3000 and report.sessions[2999].id == "s2999"
+    assert [s.id for s in report.sessions][:3] == ["s0", "s1", "s2"]
