@@ -95,7 +95,7 @@ def _check_share(index: int) -> tuple[Tally, list[LoggedTurn], Ingested]:
     engine, _ = _engine(options)
     ingested = Ingested()
     share = Share(index, options.jobs)
-    records = sort_items(stream_inputs(paths, ingested, options.session_key, options.input_format, share=share), ingested)
+    records = sort_items(stream_inputs(paths, ingested, options.session_key, options.input_format, share=share), ingested, index == 0)
     logged: list[LoggedTurn] = []
     return engine.check_stream(records, logged, share), logged, ingested
 

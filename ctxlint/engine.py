@@ -468,8 +468,9 @@ class Engine:
         """What checking records as they arrive gives, sessions assembled on the way. Given
         a list for log facts, the log-scope rules only read each request into it (for
         judge_log in another process); otherwise they judge as they go. Given a share
-        (ingest.Share), sessions inferred without a key are checked only if it owns them, and
-        the summaries are returned whole (for the parent process), not shelved."""
+        (ingest.Share), only the sessions it owns are checked (records without a key, and
+        batch lines, reach every worker), and the summaries are returned whole (for the
+        parent process), not shelved."""
         assembler = SessionAssembler()
         spill = Spill()
         sessions: dict[tuple[str, bool], SessionCheck | Dormant] = {}
@@ -482,7 +483,7 @@ class Engine:
             log.collected = log_facts
         for record in records:
             key = assembler.session_of(record)
-            if share is not None and not key[1] and not share.owns_session("inferred:" + key[0]):
+            if share is not None and not share.checks(key):
                 continue
             session = sessions.get(key)
             if session is None:

@@ -41,8 +41,9 @@ def as_item(parsed: object, file: str, line: int, session_key: str | None, reuse
 class Share:
     """The part of the input that worker `index` of `parts` checks: whole sessions, by
     session key, and every line that is not a record (worker 0). Each worker reads all
-    input but normalizes only its part, and the records without a key, whose sessions
-    every worker infers alike and then checks only its own (`owns_session`)."""
+    input but normalizes only its part, the records without a key (whose sessions every
+    worker infers alike) and the batch lines (joined on custom_id alike); of those it
+    checks only the sessions it owns (`checks`)."""
 
     index: int
     parts: int
@@ -51,15 +52,21 @@ class Share:
         return int.from_bytes(hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big") % self.parts == self.index
 
     def reads_line(self, obj: object, session_key: str | None) -> bool:
-        if not isinstance(obj, dict) or "custom_id" in obj:  # problems, and batch lines joined on custom_id
-            return self.index == 0
+        if not isinstance(obj, dict):
+            return self.index == 0  # a problem, reported once
+        if "custom_id" in obj:
+            return True  # batch lines are joined on custom_id in every worker, then checked by their session's owner
         key = line_session_key(obj, session_key)
         return key is None or self.owns_session(key)
 
     def keeps(self, item: Item) -> bool:
-        if isinstance(item, Record) and item.custom_id is None:
-            return item.session_key is None or self.owns_session(item.session_key)
-        return self.index == 0
+        if isinstance(item, Record):
+            return item.custom_id is not None or item.session_key is None or self.owns_session(item.session_key)
+        return isinstance(item, BatchOutput) or self.index == 0
+
+    def checks(self, session: tuple[str, bool]) -> bool:
+        """Whether this worker checks the session (id, whether the id is the log's own key)."""
+        return self.owns_session(session[0] if session[1] else "inferred:" + session[0])
 
 
 def read_jsonl(source: Source, session_key: str | None, progress: NoProgress, decoder: SharedPrefixDecoder,
@@ -82,9 +89,10 @@ def _readers() -> dict[str, Callable[[Source, str | None], Iterable[Item]]]:
     return {"cassette": read_cassette, "snapshot": read_snapshot, "trajectory": read_trajectory}
 
 
-def sort_items(items: Iterable[Item], into: Ingested) -> Iterator[Record]:
+def sort_items(items: Iterable[Item], into: Ingested, report_unmatched: bool = True) -> Iterator[Record]:
     """The records, as they come; problems and skips go into `into`. An OpenAI Batch input
-    line waits for the end, when the output lines have been joined to it on custom_id."""
+    line waits for the end, when the output lines have been joined to it on custom_id.
+    (Of workers that all read the batch lines, one reports the outputs left unmatched.)"""
     waiting: dict[str, Record] = {}
     outputs: list[BatchOutput] = []
     for item in items:
@@ -102,9 +110,9 @@ def sort_items(items: Iterable[Item], into: Ingested) -> Iterator[Record]:
             into.skipped.append(item)
     for output in outputs:
         record = waiting.get(output.custom_id)
-        if record is None:
+        if record is None and report_unmatched:
             into.skipped.append(Skipped(output.file, output.line, "batch output line whose input line was not given"))
-        else:
+        elif record is not None:
             record.response = output.response
     yield from waiting.values()
 
