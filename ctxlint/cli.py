@@ -110,11 +110,9 @@ def _destination(output: Optional[str]) -> Iterator[IO[str]]:
         yield sys.stdout
         return
     target = Path(output)
+    temporary = None
     try:
         handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
-    except OSError as error:
-        _usage_error(f"{output}: cannot write output: {error.strerror or error}")
-    try:
         with open(handle, "w", encoding="utf-8") as out:
             yield out
         umask = os.umask(0)
@@ -124,8 +122,9 @@ def _destination(output: Optional[str]) -> Iterator[IO[str]]:
     except OSError as error:
         _usage_error(f"{output}: cannot write output: {error.strerror or error}")
     finally:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
 
 
 ConfigOption = typer.Option(None, "--config", help="Read settings from this file (ctxlint.toml or pyproject.toml).")

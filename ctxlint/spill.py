@@ -63,11 +63,6 @@ class Spill:
         """Bytes written to the temporary file so far (0: it was never needed)."""
         return self._end
 
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-
     def _bytes(self, handle: int) -> bytes:
         packed = self._memory.get(handle)
         if packed is not None:

@@ -15,7 +15,6 @@ def test_values_come_back_from_memory_and_from_the_file():
     assert [spill.get(handle) for handle in handles] == values  # left in place
     assert spill.take(handles[0]) == values[0] and spill.take(handles[-1]) == values[-1]
     assert [spill.get(handle) for handle in handles[1:-1]] == values[1:-1]
-    spill.close()
 
 
 def test_within_the_budget_no_file_is_made():
