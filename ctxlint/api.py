@@ -10,7 +10,7 @@ from typing import Any, Iterable
 from ctxlint.config import Config, PerFileIgnore
 
 from ctxlint.engine import Engine, LintOptions, LintResult, LoggedTurn, Tally, problem_findings
-from ctxlint.ingest import Ingested, Item, Share, as_item, collect, read_inputs, sort_items, stream_inputs
+from ctxlint.ingest import Ingested, Item, Misrouted, Share, as_item, collect, read_inputs, sort_items, stream_inputs
 from ctxlint.ingest.jsonl import parse_line
 from ctxlint.profiles import ProfileBook
 from ctxlint.progress import NoProgress
@@ -94,15 +94,17 @@ def _check_share(index: int) -> tuple[Tally, list[LoggedTurn], Ingested]:
     paths, options = _SHARED_RUN
     engine, _ = _engine(options)
     ingested = Ingested()
-    share = Share(index, options.jobs)
+    share = Share(index, options.jobs, options.session_key)
     records = sort_items(stream_inputs(paths, ingested, options.session_key, options.input_format, share=share), ingested, index == 0)
     logged: list[LoggedTurn] = []
     return engine.check_stream(records, logged, share), logged, ingested
 
 
-def parallel_report(paths: list[str], options: CheckOptions) -> Report:
+def parallel_report(paths: list[str], options: CheckOptions, progress: NoProgress) -> Report:
     """The report of stream_report, from `jobs` forked workers that each check whole
-    sessions; this process judges the log-scope rules on their facts, in input order."""
+    sessions; this process judges the log-scope rules on their facts, in input order.
+    Should a line's parse contradict the key its bytes were routed by (escapes can hide
+    a key from a byte-level read), the input is checked in this process instead."""
     global _SHARED_RUN
     engine, codes = _engine(options)
     TokenCounter.preload()
@@ -110,6 +112,8 @@ def parallel_report(paths: list[str], options: CheckOptions) -> Report:
     try:
         with multiprocessing.get_context("fork").Pool(options.jobs) as pool:
             parts = pool.map(_check_share, range(options.jobs))
+    except Misrouted:
+        return stream_report(paths, options, progress)
     finally:
         _SHARED_RUN = None
     tally, logged, ingested = Tally(), [], Ingested()
@@ -159,7 +163,7 @@ def run_check(paths: list[str], options: CheckOptions | None = None, progress: N
         if options.hold:
             return build_report(read_inputs(paths, options.session_key, options.input_format, progress), options)
         if options.jobs > 1 and "-" not in paths and "fork" in multiprocessing.get_all_start_methods():
-            return parallel_report(paths, options)
+            return parallel_report(paths, options, progress)
         return stream_report(paths, options, progress)
     finally:
         progress.close()

@@ -598,8 +598,7 @@ class Place:
 
     @classmethod
     def of(cls, session: SessionCheck, turn: Turn) -> "Place":
-        return cls(turn.record.file, turn.record.line, session.id, turn.number, session.fingerprint_base,
-                   short_hash([list(map(str, ident)) for ident in turn.identities]))
+        return cls(turn.record.file, turn.record.line, session.id, turn.number, session.fingerprint_base, turn.content_hash())
 
 
 @dataclass(slots=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+import orjson
 import pytest
 
 from conftest import ROOT
@@ -37,30 +38,106 @@ def test_generated_log_carries_its_planted_defects(generated_log):
     assert not any(f["code"] == "CTX900" for f in report["findings"])
 
 
-@pytest.mark.parametrize("owner", [0, 1])
-def test_batch_lines_are_checked_whichever_worker_owns_their_session(tmp_path, owner):
-    """Batch input lines are joined to their outputs in every worker and checked by the
-    worker that owns their (inferred) session, whichever that is; an output line with no
-    input is reported once."""
-    import orjson
-
+def _same_report_in_two_workers(paths: list[str], **options) -> dict:
     from ctxlint.api import CheckOptions, run_check
-    from ctxlint.ingest import Share
     from ctxlint.report.json_format import report_dict
 
+    one = report_dict(run_check(paths, CheckOptions(**options)))
+    two = report_dict(run_check(paths, CheckOptions(jobs=2, **options)))
+    assert orjson.dumps(two) == orjson.dumps(one)
+    return one
+
+
+def test_batch_lines_are_joined_and_checked_once(tmp_path):
+    """Batch input lines are joined to their outputs in every worker and checked by the
+    worker that owns their (inferred) session; an output line with no input is reported once."""
     readers = ROOT / "fixtures" / "readers"
-    for attempt in range(64):  # a file name whose inferred session falls to the wanted worker
-        folder = tmp_path / f"run{attempt}"
-        folder.mkdir()
-        batch_input = folder / "batch_input.jsonl"
-        batch_input.write_bytes((readers / "batch_input.jsonl").read_bytes())
-        if Share(owner, 2).checks((run_check([str(batch_input)]).sessions[0].id, False)):
-            break
-    batch_output = folder / "batch_output.jsonl"
+    batch_input = tmp_path / "batch_input.jsonl"
+    batch_input.write_bytes((readers / "batch_input.jsonl").read_bytes())
+    batch_output = tmp_path / "batch_output.jsonl"
     batch_output.write_bytes((readers / "batch_output.jsonl").read_bytes() + b'{"id": "batch_req_9", "custom_id": "nobody", "response": {"status_code": 200, "body": {}}}\n')
-    for paths in ([str(batch_input)], [str(batch_input), str(batch_output)]):
-        one = report_dict(run_check(paths, CheckOptions()))
-        two = report_dict(run_check(paths, CheckOptions(jobs=2)))
+    for paths, codes in (([str(batch_input)], ["CTX001", "CTX001"]), ([str(batch_input), str(batch_output)], ["CTX001", "CTX001", "CTX016"])):
+        one = _same_report_in_two_workers(paths)
         assert one["summary"]["records"] == 2 and one["sessions"]
-        assert orjson.dumps(two) == orjson.dumps(one)
+        assert [f["code"] for f in one["findings"]] == codes  # CTX016 needs the logged response
     assert one["summary"]["skipped"] == {"batch output line whose input line was not given": 1}
+
+
+def _line(session: str | None, turn: int, lead: str = "") -> str:
+    messages = [{"role": "user", "content": f"plan a trip {session} {n}"} for n in range(turn)]
+    body = {"model": "gpt-4o", "messages": messages}
+    if session is None:
+        return orjson.dumps(body).decode()
+    return "{" + lead + '"session_id":"' + session + '","request":' + orjson.dumps(body).decode() + "}"
+
+
+def _count_single_runs(monkeypatch) -> list:
+    import ctxlint.api
+
+    runs: list = []
+    stream_report = ctxlint.api.stream_report
+    monkeypatch.setattr(ctxlint.api, "stream_report", lambda *args: runs.append(args) or stream_report(*args))
+    return runs
+
+
+def test_sessions_with_and_without_keys_and_bad_lines_in_two_workers(tmp_path, monkeypatch):
+    """Keyed sessions are spread over the workers, keyless ones inferred in one; a line
+    that is not JSON but shows its key is reported once, by its session's owner."""
+    single_runs = _count_single_runs(monkeypatch)
+    lines = []
+    for turn in range(1, 4):
+        lines += [_line(f"s{n}", turn) for n in range(6)] + [_line(None, turn)]
+    lines.insert(5, '{"session_id":"s2","request": {"messages": [')  # consecutive user messages follow, and a broken line
+    lines.insert(9, '{"trace_id": 7, "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "x"}]}}')  # key only a parse reads
+    lines.insert(12, "not json")
+    log = tmp_path / "mixed.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+    one = _same_report_in_two_workers([str(log)])
+    assert sorted((f["code"], f["line"]) for f in one["findings"] if f["code"] == "CTX900") == [("CTX900", 6), ("CTX900", 13)]
+    assert one["summary"]["records"] == 21 + 1
+    assert len(single_runs) == 1  # the two workers did not fall back to one process
+
+
+@pytest.mark.parametrize("line", [
+    _line("a", 1)[:-1] + ',"session\\u005fid":"b"}',  # the bytes show a, the parse (last key wins) finds b
+    '{"session\\u005fid":"s0","request":' + orjson.dumps({"messages": [{"role": "user", "content": "hi"}]}).decode() + "}",  # no key in the bytes
+])
+def test_a_key_the_bytes_hide_falls_back_to_one_process(tmp_path, monkeypatch, line):
+    log = tmp_path / "escaped.jsonl"
+    log.write_text("\n".join([_line(f"s{n}", 1) for n in range(4)] + [line]) + "\n")
+    in_one_process = _count_single_runs(monkeypatch)
+    one = _same_report_in_two_workers([str(log)])
+    assert len(in_one_process) == 2  # the single run, and the fallback of the two-worker run
+    assert one["summary"]["records"] == 5
+
+
+def test_sessions_are_shared_by_lines_given_so_far():
+    from ctxlint.ingest import Share
+    from ctxlint.ingest.jsonl import SKIP
+
+    shares = [Share(0, 2), Share(1, 2)]
+    keyless = orjson.dumps({"messages": [{"role": "user", "content": "hi"}]})
+    words = [[share.route(line) for share in shares] for line in (keyless, keyless, _line("a", 1).encode(), _line("b", 1).encode(), _line("a", 2).encode())]
+    # worker 0 has the keyless lines, so a goes to 1; then b to 1 as well (0 still has more)
+    assert words == [["", SKIP], ["", SKIP], [SKIP, "a"], [SKIP, "b"], [SKIP, "a"]]
+
+
+@pytest.mark.parametrize(("line", "key"), [
+    (b'{"session_id":"s-1","request":{}}', "s-1"),
+    (b'{"session_id" : "s-1","request":{}}', "s-1"),
+    (b'{"timestamp":"2026","model":{"a":[1,"}"]},"session_id":"s-1"}', "s-1"),  # after other members
+    (b'{"request":{"metadata":{"session_id":"inner"}},"session_id":"outer"}', None),  # first seen nested
+    (b'{"session_id":"s\\"1","request":{}}', None),  # an escape in the value
+    (b'{"session_id":42,"request":{}}', None),  # not a string: the parse decides
+    (b'{"session_id":"","conversation_id":"c"}', None),  # empty: the next name would decide
+    (b'{"conversation_id":"c-1","messages":[]}', "c-1"),
+    (b'{"messages":[{"role":"user","content":"session_id"}]}', None),  # the name as a value: the parse decides
+    (b'{"messages":[{"role":"user","content":"say \\"session_id\\": 1"}]}', ""),  # inside a text its quotes are escaped
+    (b'{"metadata":{"session_id":"m"},"messages":[]}', None),  # a dotted path
+    (b'{"custom_id":"x","session_id":"s","body":{}}', None),  # may be a batch line
+    (b'{"messages":[]}', ""),
+])
+def test_session_key_read_off_the_bytes(line, key):
+    from ctxlint.ingest.shapes import session_key_in_bytes
+
+    assert session_key_in_bytes(line, None) == key

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
-from ctxlint.ingest.jsonl import ReadError, iter_lines
+from ctxlint.ingest.jsonl import SKIP, ReadError, iter_lines
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped
 from ctxlint.ingest.reuse import SharedPrefixDecoder
-from ctxlint.ingest.shapes import BatchOutput, line_session_key, normalize
+from ctxlint.ingest.shapes import NO_KEY, BatchOutput, line_session_key, normalize, session_key_in_bytes
 from ctxlint.ingest.sources import Source, expand
 from ctxlint.progress import NoProgress
 
@@ -37,47 +36,84 @@ def as_item(parsed: object, file: str, line: int, session_key: str | None, reuse
     return parsed if isinstance(parsed, InputProblem) else normalize(parsed, file, line, session_key, reused)
 
 
-@dataclass(slots=True, frozen=True)
+class Misrouted(Exception):
+    """A line was routed by the key read off its bytes, and its parse found another key."""
+
+
 class Share:
-    """The part of the input that worker `index` of `parts` checks: whole sessions, by
-    session key, and every line that is not a record (worker 0). Each worker reads all
-    input but normalizes only its part, the records without a key (whose sessions every
-    worker infers alike) and the batch lines (joined on custom_id alike); of those it
-    checks only the sessions it owns (`checks`)."""
+    """The part of the input that worker `index` of `parts` checks: whole sessions, and
+    every line that is not a record (worker 0).
 
-    index: int
-    parts: int
+    Every worker reads every line's bytes. A line whose session key they show
+    (session_key_in_bytes) is parsed only by the worker that owns the session; a line
+    that names no key only by worker 0, which infers and checks every session without a
+    key; any other line by every worker, which keeps what its parse gives it. A session
+    is owned by the worker with the fewest lines so far when its first line is read:
+    every worker reads the same bytes, so all of them assign alike."""
 
-    def owns_session(self, name: str) -> bool:
-        return int.from_bytes(hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big") % self.parts == self.index
+    def __init__(self, index: int, parts: int, session_key: str | None = None) -> None:
+        self.index = index
+        self.parts = parts
+        self.session_key = session_key
+        self._owners: dict[str, int] = {}
+        self._lines = [0] * parts  # lines given to each worker so far
 
-    def reads_line(self, obj: object, session_key: str | None) -> bool:
+    def _owner(self, key: str) -> int:
+        owner = self._owners.get(key)
+        if owner is None:
+            owner = self._owners[key] = min(range(self.parts), key=self._lines.__getitem__)
+        return owner
+
+    def _give(self, owner: int) -> bool:
+        self._lines[owner] += 1
+        return owner == self.index
+
+    def route(self, text: bytes) -> object:
+        """SKIP for another worker's line; for this worker's, the key read off its bytes
+        (NO_KEY: none); None when the bytes do not say (the parse decides: reads_line)."""
+        key = session_key_in_bytes(text, self.session_key)
+        if key is None:
+            return None
+        return key if self._give(self._owner(key) if key else 0) else SKIP
+
+    def confirm(self, obj: object, key: str) -> None:
+        """A line routed here by `key`: raises Misrouted unless its parse has that key."""
+        if isinstance(obj, dict) and ("custom_id" in obj or (line_session_key(obj, self.session_key) or NO_KEY) != key):
+            raise Misrouted(key)
+
+    def reads_line(self, obj: object) -> bool:
+        """Of a line every worker parsed: whether this one reads it on."""
         if not isinstance(obj, dict):
             return self.index == 0  # a problem, reported once
         if "custom_id" in obj:
             return True  # batch lines are joined on custom_id in every worker, then checked by their session's owner
-        key = line_session_key(obj, session_key)
-        return key is None or self.owns_session(key)
+        key = line_session_key(obj, self.session_key)
+        return self._give(self._owner(key) if key is not None else 0)
 
     def keeps(self, item: Item) -> bool:
         if isinstance(item, Record):
-            return item.custom_id is not None or item.session_key is None or self.owns_session(item.session_key)
+            if item.custom_id is not None:
+                return True
+            return (self._owner(item.session_key) if item.session_key is not None else 0) == self.index
         return isinstance(item, BatchOutput) or self.index == 0
 
     def checks(self, session: tuple[str, bool]) -> bool:
         """Whether this worker checks the session (id, whether the id is the log's own key)."""
-        return self.owns_session(session[0] if session[1] else "inferred:" + session[0])
+        return (self._owner(session[0]) if session[1] else 0) == self.index
 
 
 def read_jsonl(source: Source, session_key: str | None, progress: NoProgress, decoder: SharedPrefixDecoder,
                share: Share | None = None) -> Iterator[Item]:
-    for number, obj in iter_lines(source.path, progress.advance, decoder):
-        if share is not None and not share.reads_line(obj, session_key):
+    route = share.route if share is not None else None
+    for number, obj, routed in iter_lines(source.path, progress.advance, decoder, route):
+        if routed is not None:
+            share.confirm(obj, routed)
+        elif share is not None and not share.reads_line(obj):
             continue
         item = as_item(obj, source.path, number, session_key, decoder.reused if decoder.trusted else 0)
         if isinstance(item, Record):
             decoder.mark_record()
-        if share is None or share.keeps(item):
+        if share is None or routed is not None or share.keeps(item):
             yield item
 
 
@@ -167,4 +203,4 @@ def stream_inputs(paths: list[str], result: Ingested, session_key: str | None = 
                 yield item
 
 
-__all__ = ["Ingested", "InputProblem", "Record", "Response", "Share", "Skipped", "read_inputs", "sort_items", "stream_inputs"]
+__all__ = ["Ingested", "InputProblem", "Misrouted", "Record", "Response", "Share", "Skipped", "read_inputs", "sort_items", "stream_inputs"]

@@ -131,12 +131,18 @@ def parse_line(line_bytes: bytes, path: str, number: int, first: bool = False, l
     return found
 
 
+SKIP = object()  # a route's word for a line this process leaves to another
+
+
 def iter_lines(path: str, on_bytes: Callable[[int], None] | None = None,
-               decoder: SharedPrefixDecoder | None = None) -> Iterator[tuple[int, object | InputProblem]]:
-    """(line number, parsed object or problem) for every non-blank line; raises ReadError.
+               decoder: SharedPrefixDecoder | None = None,
+               route: Callable[[bytes], object] | None = None) -> Iterator[tuple[int, object | InputProblem, object]]:
+    """(line number, parsed object or problem, route's word on the line) for every
+    non-blank line; raises ReadError.
 
     on_bytes hears how many bytes were read, for a progress bar; a decoder shares the
-    history a line repeats with the line it repeats it from."""
+    history a line repeats with the line it repeats it from; a line that route answers
+    SKIP for is not parsed (another process reads it)."""
     try:
         stream = open_binary(path)
     except OSError as error:
@@ -150,7 +156,10 @@ def iter_lines(path: str, on_bytes: Callable[[int], None] | None = None,
                 number += 1
                 if on_bytes is not None:
                     on_bytes(len(line_bytes))
-                yield from ((number, item) for item in parse_line(line_bytes, path, number, first=number == 1, last=not pending, decoder=decoder))
+                word = route(line_bytes) if route is not None else None
+                if word is SKIP:
+                    continue
+                yield from ((number, item, word) for item in parse_line(line_bytes, path, number, first=number == 1, last=not pending, decoder=decoder))
     except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as error:
         where = f"after line {number}" if number else "before the first line"
         raise ReadError(f"{path}: read stopped {where}: {error}") from error

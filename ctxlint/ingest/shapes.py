@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from ctxlint.chat import json_type
 from ctxlint.ingest.intern import INTERNER
@@ -46,6 +49,52 @@ def line_session_key(obj: dict[str, Any], key_path: str | None) -> str | None:
     if isinstance(obj.get("custom_id"), str) and "body" in obj and ("method" in obj or "url" in obj):
         return _session_key(obj, key_path) if key_path else None
     return _session_key(obj, key_path)
+
+
+KEY_READ_LIMIT = 4096  # how far into a line a key is read off its bytes (the members before it are parsed)
+NO_KEY = ""  # session_key_in_bytes: the line names no session key at all
+
+
+def session_key_in_bytes(text: bytes, key_path: str | None) -> str | None:
+    """The session key line_session_key would find in this line, read off its bytes
+    without parsing the line: the key, NO_KEY when none of the key names appears in the
+    line (nor custom_id: it is no batch line), or None when the bytes alone do not settle
+    it (the key nested, not a plain string, further than KEY_READ_LIMIT bytes in, a
+    dotted path, a batch line). Escapes or a key given twice can still hide the parse's
+    key from this reading, so whoever parses a line routed by it checks they agree
+    (Share.confirm)."""
+    if b'"custom_id"' in text:
+        return None
+    for path in (key_path,) if key_path else SESSION_KEYS:
+        names = [orjson.dumps(part) for part in path.split(".")]
+        if any(name not in text for name in names):
+            continue  # absent: the next path decides
+        if len(names) > 1:
+            return None
+        name = names[0]
+        at = text.find(name)
+        if at > KEY_READ_LIMIT or not _at_top_level(text[:at]):
+            return None
+        match = _PLAIN_STRING_VALUE.match(text, at + len(name))
+        if match is None:
+            return None
+        try:
+            return match.group(1).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    return NO_KEY
+
+
+_PLAIN_STRING_VALUE = re.compile(rb'[ \t]*:[ \t]*"([^"\\]+)"')
+
+
+def _at_top_level(before: bytes) -> bool:
+    """Whether a key that follows these bytes is a member of the line's top-level object."""
+    try:
+        orjson.loads(before + b'"":0}')
+    except orjson.JSONDecodeError:
+        return False
+    return True
 
 
 def closest_shape_hint(obj: dict[str, Any]) -> str:

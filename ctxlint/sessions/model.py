@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from ctxlint.chat import excerpt, message_identity, role_of, text_of, tool_call_ids
 from ctxlint.ingest.record import Record, Response
@@ -20,6 +23,10 @@ class Turn:
     shared: int = 0  # leading messages that are the previous request's own objects
     _response_identity: tuple | None = None
     token_sums: tuple[str, list[int]] | None = None  # (counter, running message tokens), when counted
+    # content_hash, kept open to go on from: the hash of the identities so far, and the
+    # previous turn's when this one extends its identities
+    _digest: Any = None
+    _digest_base: Any = None
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -53,6 +60,23 @@ class Turn:
         slim = Record(record.file, record.line, record.shape, NO_MESSAGES, slim_response, record.session_key, seq=record.seq)
         return Turn(self.number, slim, self.identities, self.shared, self._response_identity)
 
+    def content_hash(self) -> str:
+        """short_hash of the turn's identities (each as a list of str), hashed on from the
+        previous turn's when it was taken there: a finding's fingerprint is then not a
+        walk over the whole history of every request."""
+        if self._digest is None:
+            digest, start = self._digest_base, self.shared
+            if digest is None:
+                digest, start = hashlib.blake2b(b"[", digest_size=8), 0
+            else:
+                digest = digest.copy()
+            for index in range(start, len(self.identities)):
+                digest.update((b"," if index else b"") + orjson.dumps(list(map(str, self.identities[index]))))
+            self._digest, self._digest_base = digest, None
+        final = self._digest.copy()
+        final.update(b"]\x00")
+        return final.hexdigest()
+
     def conversation_identities(self) -> list[tuple[int, tuple]]:
         """(message index, identity) of the messages that carry the conversation (not system)."""
         return [(i, ident) for i, ident in enumerate(self.identities) if role_of(self.messages[i]) not in STEERING_ROLES]
@@ -65,7 +89,10 @@ def make_turn(number: int, record: Record, previous: Turn | None = None) -> Turn
     shared = shared_prefix(previous.messages, messages) if previous is not None else 0
     identities = previous.identities[:shared] if shared else []
     identities += [message_identity(m) for m in messages[shared:]]
-    return Turn(number, record, identities, shared)
+    turn = Turn(number, record, identities, shared)
+    if previous is not None and previous._digest is not None and shared == len(previous.identities):
+        turn._digest_base = previous._digest
+    return turn
 
 
 def shared_prefix(before: list[Any], after: list[Any]) -> int:
