@@ -10,7 +10,7 @@ from typing import Any, Iterable
 from ctxlint.config import Config, PerFileIgnore
 
 from ctxlint.engine import Engine, LintOptions, LintResult, LoggedTurn, Tally, problem_findings
-from ctxlint.ingest import Ingested, Item, Misrouted, Share, as_item, collect, read_inputs, sort_items, stream_inputs
+from ctxlint.ingest import Ingested, Item, Misrouted, Share, as_item, collect, keyless_fraction, read_inputs, sort_items, stream_inputs
 from ctxlint.ingest.jsonl import parse_line
 from ctxlint.profiles import ProfileBook
 from ctxlint.progress import NoProgress
@@ -85,16 +85,16 @@ def stream_report(paths: list[str], options: CheckOptions, progress: NoProgress 
     return _report(engine.result(engine.check_stream(records)), ingested, options, engine, codes)
 
 
-_SHARED_RUN: tuple[list[str], CheckOptions] | None = None
+_SHARED_RUN: tuple[list[str], CheckOptions, bool] | None = None
 
 
 def _check_share(index: int) -> tuple[Tally, list[LoggedTurn], Ingested]:
     """In a forked worker: read all input, check this worker's share of the sessions, and
     read (not judge) the log-scope rules' facts of its requests."""
-    paths, options = _SHARED_RUN
+    paths, options, infer_everywhere = _SHARED_RUN
     engine, _ = _engine(options)
     ingested = Ingested()
-    share = Share(index, options.jobs, options.session_key)
+    share = Share(index, options.jobs, options.session_key, infer_everywhere)
     records = sort_items(stream_inputs(paths, ingested, options.session_key, options.input_format, share=share), ingested, index == 0)
     logged: list[LoggedTurn] = []
     return engine.check_stream(records, logged, share), logged, ingested
@@ -108,7 +108,7 @@ def parallel_report(paths: list[str], options: CheckOptions, progress: NoProgres
     global _SHARED_RUN
     engine, codes = _engine(options)
     TokenCounter.preload()
-    _SHARED_RUN = (paths, options)
+    _SHARED_RUN = (paths, options, keyless_fraction(paths, options.input_format, options.session_key) > 1 / options.jobs)
     try:
         with multiprocessing.get_context("fork").Pool(options.jobs) as pool:
             parts = pool.map(_check_share, range(options.jobs))

@@ -162,6 +162,9 @@ class Quoted(str):
 
     __slots__ = ()
 
+    def __reduce__(self) -> tuple[type, tuple[str]]:
+        return Quoted, (str(self),)
+
 
 def excerpt(text: str, limit: int = 80) -> Quoted:
     """A short single-line excerpt of log text, for evidence."""

@@ -16,7 +16,6 @@ import orjson
 
 import typer
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.table import Table
 
 from ctxlint import __version__
@@ -318,6 +317,8 @@ def show_rule(code: str = typer.Argument(..., help="A rule code (CTX001) or name
         _usage_error(f"unknown rule {code!r}; `ctxlint rules` lists them")
     console = Console(highlight=False)
     if console.is_terminal:
+        from rich.markdown import Markdown  # markdown-it is a slow import that only this command needs
+
         console.print(Markdown(rule_markdown(rule)))
     else:
         sys.stdout.write(rule_markdown(rule))

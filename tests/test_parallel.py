@@ -141,3 +141,25 @@ def test_session_key_read_off_the_bytes(line, key):
     from ctxlint.ingest.shapes import session_key_in_bytes
 
     assert session_key_in_bytes(line, None) == key
+
+
+def test_a_log_mostly_without_keys_is_inferred_in_every_worker(tmp_path, monkeypatch):
+    """When most lines name no key, every worker infers the keyless sessions and checks
+    its part of them, rather than worker 0 checking nearly all of the log."""
+    from ctxlint.ingest import Share, keyless_fraction
+
+    lines = []
+    for turn in range(1, 4):
+        lines += [orjson.dumps({"model": "gpt-4o", "messages": [{"role": "user", "content": f"trip {n} step {k}"} for k in range(turn)]}).decode() for n in range(8)]
+        lines.append(_line("s0", turn))
+    lines.insert(10, lines[9])  # a request sent twice: consecutive user messages are not the defect here
+    log = tmp_path / "keyless.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+    assert keyless_fraction([str(log)], None, None) == 25 / 28
+    single_runs = _count_single_runs(monkeypatch)
+    one = _same_report_in_two_workers([str(log)])
+    assert len(single_runs) == 1 and one["summary"]["records"] == 28
+    assert len(one["sessions"]) == 9
+    inferred = [s["id"] for s in one["sessions"] if s["id"] != "s0"]
+    checked = [sum(Share(index, 2, infer_everywhere=True).checks((name, False)) for name in inferred) for index in (0, 1)]
+    assert sum(checked) == 8 and min(checked) > 0  # both workers check some of the keyless sessions

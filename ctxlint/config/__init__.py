@@ -11,7 +11,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import orjson
 
 from ctxlint.rules import RULES
@@ -138,6 +137,8 @@ def from_table(data: dict[str, Any], path: Path, table_name: str) -> Config:
 
 
 def _check_schema(data: dict[str, Any], path: Path, table_name: str) -> None:
+    import jsonschema  # only a config file needs it
+
     validator = jsonschema.Draft202012Validator(config_schema())
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is None:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import itertools
 import os
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
-from ctxlint.ingest.jsonl import SKIP, ReadError, iter_lines
+from ctxlint.ingest.jsonl import SKIP, ReadError, iter_lines, open_binary
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped
 from ctxlint.ingest.reuse import SharedPrefixDecoder
 from ctxlint.ingest.shapes import NO_KEY, BatchOutput, line_session_key, normalize, session_key_in_bytes
@@ -49,12 +53,17 @@ class Share:
     that names no key only by worker 0, which infers and checks every session without a
     key; any other line by every worker, which keeps what its parse gives it. A session
     is owned by the worker with the fewest lines so far when its first line is read:
-    every worker reads the same bytes, so all of them assign alike."""
+    every worker reads the same bytes, so all of them assign alike.
 
-    def __init__(self, index: int, parts: int, session_key: str | None = None) -> None:
+    When more than a worker's share of the lines have no key (`infer_everywhere`), every
+    worker parses those and infers their sessions, and checks the ones whose id hashes
+    to it, so that one worker does not do most of the work."""
+
+    def __init__(self, index: int, parts: int, session_key: str | None = None, infer_everywhere: bool = False) -> None:
         self.index = index
         self.parts = parts
         self.session_key = session_key
+        self.infer_everywhere = infer_everywhere
         self._owners: dict[str, int] = {}
         self._lines = [0] * parts  # lines given to each worker so far
 
@@ -72,7 +81,7 @@ class Share:
         """SKIP for another worker's line; for this worker's, the key read off its bytes
         (NO_KEY: none); None when the bytes do not say (the parse decides: reads_line)."""
         key = session_key_in_bytes(text, self.session_key)
-        if key is None:
+        if key is None or (key == NO_KEY and self.infer_everywhere):
             return None
         return key if self._give(self._owner(key) if key else 0) else SKIP
 
@@ -88,18 +97,44 @@ class Share:
         if "custom_id" in obj:
             return True  # batch lines are joined on custom_id in every worker, then checked by their session's owner
         key = line_session_key(obj, self.session_key)
-        return self._give(self._owner(key) if key is not None else 0)
+        if key is None:
+            return self.infer_everywhere or self._give(0)
+        return self._give(self._owner(key))
 
     def keeps(self, item: Item) -> bool:
         if isinstance(item, Record):
             if item.custom_id is not None:
                 return True
-            return (self._owner(item.session_key) if item.session_key is not None else 0) == self.index
+            if item.session_key is None:
+                return self.infer_everywhere or self.index == 0
+            return self._owner(item.session_key) == self.index
         return isinstance(item, BatchOutput) or self.index == 0
 
     def checks(self, session: tuple[str, bool]) -> bool:
         """Whether this worker checks the session (id, whether the id is the log's own key)."""
-        return (self._owner(session[0]) if session[1] else 0) == self.index
+        if session[1]:
+            return self._owner(session[0]) == self.index
+        if self.infer_everywhere:
+            digest = hashlib.blake2b(session[0].encode("utf-8", "surrogatepass"), digest_size=8).digest()
+            return int.from_bytes(digest, "big") % self.parts == self.index
+        return self.index == 0
+
+
+def keyless_fraction(paths: list[str], input_format: str | None, session_key: str | None, lines: int = 2000) -> float:
+    """Of the first `lines` lines of each JSONL input, the share that name no session key
+    (how --jobs shares out the sessions without one: Share.infer_everywhere)."""
+    keyless = total = 0
+    for source in expand(paths, input_format)[0]:
+        if source.format != "jsonl":
+            continue
+        try:
+            with open_binary(source.path) as stream:
+                for text in itertools.islice(stream, lines):
+                    total += 1
+                    keyless += session_key_in_bytes(text, session_key) == NO_KEY
+        except (OSError, EOFError, gzip.BadGzipFile, zlib.error):
+            continue  # reading it again reports the error
+    return keyless / total if total else 0.0
 
 
 def read_jsonl(source: Source, session_key: str | None, progress: NoProgress, decoder: SharedPrefixDecoder,
@@ -203,4 +238,4 @@ def stream_inputs(paths: list[str], result: Ingested, session_key: str | None = 
                 yield item
 
 
-__all__ = ["Ingested", "InputProblem", "Misrouted", "Record", "Response", "Share", "Skipped", "read_inputs", "sort_items", "stream_inputs"]
+__all__ = ["Ingested", "InputProblem", "Misrouted", "Record", "Response", "Share", "Skipped", "keyless_fraction", "read_inputs", "sort_items", "stream_inputs"]

@@ -6,14 +6,16 @@ import hashlib
 from collections import OrderedDict
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import jsonschema
 import orjson
 
 from ctxlint.caching import IdentityCache
 from ctxlint.chat import json_type
 from ctxlint.ingest.record import InputProblem
+
+if TYPE_CHECKING:
+    import jsonschema
 
 
 @lru_cache(maxsize=1)
@@ -23,6 +25,8 @@ def _schema() -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _validator() -> jsonschema.protocols.Validator:
+    import jsonschema  # only a body that breaks the schema needs it, to say how
+
     schema = _schema()
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
@@ -203,9 +207,11 @@ def request_problems(body: dict[str, Any], known: int = 0) -> list[tuple[str, st
     """(JSON pointer, what is wrong) for each schema violation, the deepest first per branch."""
     if fits(body, known):
         return []
+    from jsonschema.exceptions import best_match
+
     problems = []
     for error in sorted(_validator().iter_errors(body), key=lambda e: list(map(str, e.absolute_path))):
-        best = jsonschema.exceptions.best_match([error])
+        best = best_match([error])
         pointer = json_pointer(best.absolute_path)
         problems.append((pointer, describe(best)))
     return problems

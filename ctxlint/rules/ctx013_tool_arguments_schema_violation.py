@@ -2,9 +2,6 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-import jsonschema
-import referencing.exceptions
-
 from ctxlint.chat import assistant_calls, call_function, short_hash
 from ctxlint.ingest.schema import compiled, describe, json_pointer, readable_exactly
 from ctxlint.rules.base import Rule, Violation
@@ -81,7 +78,8 @@ class ToolArgumentsSchemaViolation(Rule):
 
     def __init__(self) -> None:
         # Every request re-sends the history's calls and the same tools: judge each once.
-        self._validators: dict[str, Any] = {}
+        self._quick: dict[str, Any] = {}  # schema digest -> compiled quick check, or None
+        self._validators: dict[str, Any] = {}  # schema digest -> jsonschema validator (None: a broken schema)
         self._verdicts: dict[tuple[str, str], tuple[str, str, str] | None] = {}
 
     def _first_error(self, schema: dict, value: dict) -> tuple[str, str, str] | None:
@@ -91,16 +89,23 @@ class ToolArgumentsSchemaViolation(Rule):
         if key not in self._verdicts:
             if len(self._verdicts) > VERDICT_CACHE_SIZE:
                 self._verdicts.clear()
-            if schema_key not in self._validators:
-                self._validators[schema_key] = (self._compile(schema), compiled(schema, {}) if readable_exactly(schema) else None)
-            validator, quick = self._validators[schema_key]
+            if schema_key not in self._quick:
+                self._quick[schema_key] = compiled(schema, {}) if readable_exactly(schema) else None
+            quick = self._quick[schema_key]
             # Most arguments fit: a quick yes settles them; jsonschema judges and describes the rest.
-            self._verdicts[key] = None if quick is not None and _fits(quick, value) else self._validate(validator, value)
+            self._verdicts[key] = None if quick is not None and _fits(quick, value) else self._validate(self._validator(schema_key, schema), value)
         return self._verdicts[key]
+
+    def _validator(self, schema_key: str, schema: dict) -> Any:
+        if schema_key not in self._validators:
+            self._validators[schema_key] = self._compile(schema)
+        return self._validators[schema_key]
 
     @staticmethod
     def _compile(schema: dict) -> Any:
         """A validator for a declared parameters schema, or None when the schema itself is broken."""
+        import jsonschema  # only arguments the quick check cannot pass get here
+
         try:
             validator_class = jsonschema.validators.validator_for(schema)
             validator_class.check_schema(schema)
@@ -112,6 +117,9 @@ class ToolArgumentsSchemaViolation(Rule):
     def _validate(validator: Any, value: dict) -> tuple[str, str, str] | None:
         if validator is None:
             return None
+        import jsonschema
+        import referencing.exceptions
+
         try:
             error = jsonschema.exceptions.best_match(validator.iter_errors(value))
         except referencing.exceptions.Unresolvable:

@@ -7,7 +7,7 @@ model's own encoding, only an already-cached file whose hash matches.
 
 from __future__ import annotations
 
-import base64
+import binascii
 import hashlib
 import os
 import tempfile
@@ -43,7 +43,10 @@ def _read_only_bpe(location: str, expected_hash: str | None = None) -> dict[byte
         raise EncodingUnavailable(f"encoding file not on disk: {error}") from error
     if expected_hash and hashlib.sha256(data).hexdigest() != expected_hash:
         raise EncodingUnavailable(f"encoding file {location} does not match its hash")
-    return {base64.b64decode(token): int(rank) for token, rank in (line.split() for line in data.splitlines() if line)}
+    fields = data.split()  # "<base64 token> <rank>" per line
+    if len(fields) % 2:
+        raise EncodingUnavailable(f"encoding file {location} is not pairs of token and rank")
+    return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2])))
 
 
 @contextmanager
