@@ -44,6 +44,13 @@ class Misrouted(Exception):
     """A line was routed by the key read off its bytes, and its parse found another key."""
 
 
+# What a line without a key counts for when sessions are shared out: inferring its session
+# (and, as such lines seldom log a response, counting its tokens) made it cost about
+# twice a keyed line in the benchmark (bench/run.py, 1 GB: 0.79 ms against 0.39 ms;
+# runs on the 2-core machine varied from 1.4 to 2.7 times).
+KEYLESS_WEIGHT = 2.0
+
+
 class Share:
     """The part of the input that worker `index` of `parts` checks: whole sessions, and
     every line that is not a record (worker 0).
@@ -52,8 +59,8 @@ class Share:
     (session_key_in_bytes) is parsed only by the worker that owns the session; a line
     that names no key only by worker 0, which infers and checks every session without a
     key; any other line by every worker, which keeps what its parse gives it. A session
-    is owned by the worker with the fewest lines so far when its first line is read:
-    every worker reads the same bytes, so all of them assign alike.
+    is owned by the worker with the fewest lines so far (KEYLESS_WEIGHT) when its first
+    line is read: every worker reads the same bytes, so all of them assign alike.
 
     When more than a worker's share of the lines have no key (`infer_everywhere`), every
     worker parses those and infers their sessions, and checks the ones whose id hashes
@@ -65,7 +72,7 @@ class Share:
         self.session_key = session_key
         self.infer_everywhere = infer_everywhere
         self._owners: dict[str, int] = {}
-        self._lines = [0] * parts  # lines given to each worker so far
+        self._lines = [0.0] * parts  # lines given to each worker so far, weighed
 
     def _owner(self, key: str) -> int:
         owner = self._owners.get(key)
@@ -73,8 +80,8 @@ class Share:
             owner = self._owners[key] = min(range(self.parts), key=self._lines.__getitem__)
         return owner
 
-    def _give(self, owner: int) -> bool:
-        self._lines[owner] += 1
+    def _give(self, owner: int, weight: float = 1) -> bool:
+        self._lines[owner] += weight
         return owner == self.index
 
     def route(self, text: bytes) -> object:
@@ -83,7 +90,7 @@ class Share:
         key = session_key_in_bytes(text, self.session_key)
         if key is None or (key == NO_KEY and self.infer_everywhere):
             return None
-        return key if self._give(self._owner(key) if key else 0) else SKIP
+        return key if (self._give(self._owner(key)) if key else self._give(0, KEYLESS_WEIGHT)) else SKIP
 
     def confirm(self, obj: object, key: str) -> None:
         """A line routed here by `key`: raises Misrouted unless its parse has that key."""
@@ -98,7 +105,7 @@ class Share:
             return True  # batch lines are joined on custom_id in every worker, then checked by their session's owner
         key = line_session_key(obj, self.session_key)
         if key is None:
-            return self.infer_everywhere or self._give(0)
+            return self.infer_everywhere or self._give(0, KEYLESS_WEIGHT)
         return self._give(self._owner(key))
 
     def keeps(self, item: Item) -> bool:
@@ -238,4 +245,4 @@ def stream_inputs(paths: list[str], result: Ingested, session_key: str | None = 
                 yield item
 
 
-__all__ = ["Ingested", "InputProblem", "Misrouted", "Record", "Response", "Share", "Skipped", "keyless_fraction", "read_inputs", "sort_items", "stream_inputs"]
+__all__ = ["KEYLESS_WEIGHT", "Ingested", "InputProblem", "Misrouted", "Record", "Response", "Share", "Skipped", "keyless_fraction", "read_inputs", "sort_items", "stream_inputs"]

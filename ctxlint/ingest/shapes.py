@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -65,8 +66,7 @@ def session_key_in_bytes(text: bytes, key_path: str | None) -> str | None:
     (Share.confirm)."""
     if b'"custom_id"' in text:
         return None
-    for path in (key_path,) if key_path else SESSION_KEYS:
-        names = [orjson.dumps(part) for part in path.split(".")]
+    for names in _quoted_names(key_path):
         if any(name not in text for name in names):
             continue  # absent: the next path decides
         if len(names) > 1:
@@ -83,6 +83,12 @@ def session_key_in_bytes(text: bytes, key_path: str | None) -> str | None:
         except UnicodeDecodeError:
             return None
     return NO_KEY
+
+
+@lru_cache(maxsize=8)
+def _quoted_names(key_path: str | None) -> tuple[tuple[bytes, ...], ...]:
+    """Per session key path, in the order _session_key tries them, its names as JSON strings."""
+    return tuple(tuple(orjson.dumps(part) for part in path.split(".")) for path in ((key_path,) if key_path else SESSION_KEYS))
 
 
 _PLAIN_STRING_VALUE = re.compile(rb'[ \t]*:[ \t]*"([^"\\]+)"')
