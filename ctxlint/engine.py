@@ -468,9 +468,9 @@ class Engine:
         """What checking records as they arrive gives, sessions assembled on the way. Given
         a list for log facts, the log-scope rules only read each request into it (for
         judge_log in another process); otherwise they judge as they go. Given a share
-        (ingest.Share), only the sessions it owns are checked (records without a key, and
-        batch lines, reach every worker), and the summaries are returned whole (for the
-        parent process), not shelved."""
+        (ingest.Share), only the sessions it owns are checked (records it does not own can
+        reach it: batch lines, and keyless records when every worker infers their sessions),
+        and the summaries are returned whole (for the parent process), not shelved."""
         assembler = SessionAssembler()
         spill = Spill()
         sessions: dict[tuple[str, bool], SessionCheck | Dormant] = {}

@@ -76,3 +76,26 @@ def test_rewriting_a_baseline_keeps_the_old_findings(tmp_path):
     run_cli("check", str(DEMO), "--write-baseline", str(baseline))
     result = run_cli("check", str(DEMO), "--baseline", str(baseline), "--write-baseline", str(baseline))
     assert result.exit_code == 0 and len(orjson.loads(baseline.read_bytes())["findings"]) == 5
+
+
+def test_a_turns_content_hash_is_the_same_hashed_whole_or_on_from_the_previous_turn():
+    """Fingerprints hash the turn's message identities; hashing on from the previous
+    turn's digest must give what hashing them whole gives, or baselines would not match."""
+    from ctxlint.chat import short_hash
+    from ctxlint.ingest.record import Record
+    from ctxlint.sessions.model import make_turn
+
+    def whole(turn):
+        return short_hash([list(map(str, identity)) for identity in turn.identities])
+
+    opening = [{"role": "system", "content": "Ünïcode 系统"}, {"role": "user", "content": "book a flight"}]
+    first = make_turn(1, Record("log.jsonl", 1, "bare", {"messages": opening}))
+    assert first.content_hash() == whole(first)
+    reply = {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "book", "arguments": "{}"}}]}
+    second = make_turn(2, Record("log.jsonl", 2, "bare", {"messages": [*opening, reply, {"role": "tool", "tool_call_id": "call_1", "content": "ok"}]}), first)
+    assert second._digest_base is not None  # hashed on from the first turn's digest
+    assert second.content_hash() == whole(second)
+    trimmed = make_turn(3, Record("log.jsonl", 3, "bare", {"messages": [opening[1]]}), second)
+    assert trimmed._digest_base is None and trimmed.content_hash() == whole(trimmed)
+    empty = make_turn(1, Record("log.jsonl", 4, "bare", {"messages": []}))
+    assert empty.content_hash() == whole(empty) == short_hash([])

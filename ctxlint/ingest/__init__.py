@@ -128,15 +128,17 @@ class Share:
 
 
 def keyless_fraction(paths: list[str], input_format: str | None, session_key: str | None, lines: int = 2000) -> float:
-    """Of the first `lines` lines of each JSONL input, the share that name no session key
+    """Of the first `lines` lines of the JSONL inputs, the share that name no session key
     (how --jobs shares out the sessions without one: Share.infer_everywhere)."""
     keyless = total = 0
     for source in expand(paths, input_format)[0]:
+        if total >= lines:
+            break
         if source.format != "jsonl":
             continue
         try:
             with open_binary(source.path) as stream:
-                for text in itertools.islice(stream, lines):
+                for text in itertools.islice(stream, lines - total):
                     total += 1
                     keyless += session_key_in_bytes(text, session_key) == NO_KEY
         except (OSError, EOFError, gzip.BadGzipFile, zlib.error):

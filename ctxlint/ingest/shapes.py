@@ -67,12 +67,14 @@ def session_key_in_bytes(text: bytes, key_path: str | None) -> str | None:
     if b'"custom_id"' in text:
         return None
     for names in _quoted_names(key_path):
-        if any(name not in text for name in names):
-            continue  # absent: the next path decides
-        if len(names) > 1:
-            return None
+        if len(names) > 1:  # a dotted path: only a parse can read it, if its names are there
+            if all(name in text for name in names):
+                return None
+            continue
         name = names[0]
         at = text.find(name)
+        if at < 0:
+            continue  # absent: the next path decides
         if at > KEY_READ_LIMIT or not _at_top_level(text[:at]):
             return None
         match = _PLAIN_STRING_VALUE.match(text, at + len(name))
