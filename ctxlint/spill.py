@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pickle
 import tempfile
+import weakref
 import zlib
 from array import array
 from collections import OrderedDict
@@ -76,6 +77,7 @@ class Spill:
         try:
             if self._file is None:
                 self._file = tempfile.TemporaryFile(prefix="ctxlint-")
+                weakref.finalize(self, self._file.close)  # closed, not left to the collector, once the spill is gone
             self._file.seek(self._end)
             self._file.write(packed)
             self._file.flush()

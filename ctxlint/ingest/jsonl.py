@@ -27,10 +27,15 @@ READ_BUFFER = 1 << 20  # lines of a request log run to many KB: the default 8 KB
 
 
 def open_binary(path: str) -> IO[bytes]:
+    """The file (or stdin) as bytes, gunzipped when it starts with gzip's magic; closing
+    what it returns closes the file."""
     raw = sys.stdin.buffer if path == "-" else open(path, "rb", buffering=READ_BUFFER)
-    if hasattr(raw, "peek") and raw.peek(2)[:2] == GZIP_MAGIC:
+    if not (hasattr(raw, "peek") and raw.peek(2)[:2] == GZIP_MAGIC):
+        return raw
+    if path == "-":
         return gzip.GzipFile(fileobj=raw, mode="rb")
-    return raw
+    raw.close()
+    return gzip.open(path, "rb")  # owns its file, unlike a GzipFile given one
 
 
 def decode_error(error: orjson.JSONDecodeError, line_bytes: bytes, last: bool) -> str:
