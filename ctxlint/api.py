@@ -10,7 +10,7 @@ from typing import Any, Iterable
 from ctxlint.config import Config, PerFileIgnore
 
 from ctxlint.engine import Engine, LintOptions, LintResult, LoggedTurn, Tally, problem_findings
-from ctxlint.ingest import KEYLESS_WEIGHT, Ingested, Item, Misrouted, Share, as_item, collect, keyless_fraction, read_inputs, sort_items, stream_inputs
+from ctxlint.ingest import Ingested, Item, Misrouted, Share, as_item, collect, infers_everywhere, read_inputs, sort_items, stream_inputs
 from ctxlint.ingest.jsonl import parse_line
 from ctxlint.profiles import ProfileBook
 from ctxlint.progress import NoProgress
@@ -108,9 +108,7 @@ def parallel_report(paths: list[str], options: CheckOptions, progress: NoProgres
     global _SHARED_RUN
     engine, codes = _engine(options)
     TokenCounter.preload()
-    # Worker 0 takes the keyless lines unless they are more than its share of the work.
-    keyless_work = KEYLESS_WEIGHT * keyless_fraction(paths, options.input_format, options.session_key)
-    _SHARED_RUN = (paths, options, keyless_work > 1 / options.jobs)
+    _SHARED_RUN = (paths, options, infers_everywhere(paths, options.input_format, options.session_key, options.jobs))
     try:
         with multiprocessing.get_context("fork").Pool(options.jobs) as pool:
             parts = pool.map(_check_share, range(options.jobs))

@@ -92,6 +92,9 @@ def test_sessions_with_and_without_keys_and_bad_lines_in_two_workers(tmp_path, m
     lines.insert(12, "not json")
     log = tmp_path / "mixed.jsonl"
     log.write_text("\n".join(lines) + "\n")
+    from ctxlint.ingest import infers_everywhere
+
+    assert not infers_everywhere([str(log)], None, None, 2)  # worker 0 takes the keyless lines
     one = _same_report_in_two_workers([str(log)])
     assert sorted((f["code"], f["line"]) for f in one["findings"] if f["code"] == "CTX900") == [("CTX900", 6), ("CTX900", 13)]
     assert one["summary"]["records"] == 21 + 1
@@ -146,7 +149,7 @@ def test_session_key_read_off_the_bytes(line, key):
 def test_a_log_mostly_without_keys_is_inferred_in_every_worker(tmp_path, monkeypatch):
     """When most lines name no key, every worker infers the keyless sessions and checks
     its part of them, rather than worker 0 checking nearly all of the log."""
-    from ctxlint.ingest import Share, keyless_fraction
+    from ctxlint.ingest import Share, infers_everywhere, keyless_fraction
 
     lines = []
     for turn in range(1, 4):
@@ -156,6 +159,7 @@ def test_a_log_mostly_without_keys_is_inferred_in_every_worker(tmp_path, monkeyp
     log = tmp_path / "keyless.jsonl"
     log.write_text("\n".join(lines) + "\n")
     assert keyless_fraction([str(log)], None, None) == 25 / 28
+    assert infers_everywhere([str(log)], None, None, 2)
     single_runs = _count_single_runs(monkeypatch)
     one = _same_report_in_two_workers([str(log)])
     assert len(single_runs) == 1 and one["summary"]["records"] == 28

@@ -80,7 +80,10 @@ class Share:
             owner = self._owners[key] = min(range(self.parts), key=self._lines.__getitem__)
         return owner
 
-    def _give(self, owner: int, weight: float = 1) -> bool:
+    def _takes(self, key: str | None) -> bool:
+        """Count a line of session `key` (None or NO_KEY: a keyless line, worker 0's) to
+        its worker; whether that is this one."""
+        owner, weight = (self._owner(key), 1.0) if key else (0, KEYLESS_WEIGHT)
         self._lines[owner] += weight
         return owner == self.index
 
@@ -90,7 +93,7 @@ class Share:
         key = session_key_in_bytes(text, self.session_key)
         if key is None or (key == NO_KEY and self.infer_everywhere):
             return None
-        return key if (self._give(self._owner(key)) if key else self._give(0, KEYLESS_WEIGHT)) else SKIP
+        return key if self._takes(key) else SKIP
 
     def confirm(self, obj: object, key: str) -> None:
         """A line routed here by `key`: raises Misrouted unless its parse has that key."""
@@ -104,9 +107,7 @@ class Share:
         if "custom_id" in obj:
             return True  # batch lines are joined on custom_id in every worker, then checked by their session's owner
         key = line_session_key(obj, self.session_key)
-        if key is None:
-            return self.infer_everywhere or self._give(0, KEYLESS_WEIGHT)
-        return self._give(self._owner(key))
+        return (key is None and self.infer_everywhere) or self._takes(key)
 
     def keeps(self, item: Item) -> bool:
         if isinstance(item, Record):
@@ -144,6 +145,12 @@ def keyless_fraction(paths: list[str], input_format: str | None, session_key: st
         except (OSError, EOFError, gzip.BadGzipFile, zlib.error):
             continue  # reading it again reports the error
     return keyless / total if total else 0.0
+
+
+def infers_everywhere(paths: list[str], input_format: str | None, session_key: str | None, parts: int) -> bool:
+    """Whether the keyless lines, weighed, are more than worker 0's share of the work
+    (Share.infer_everywhere), as the first lines of the inputs show."""
+    return KEYLESS_WEIGHT * keyless_fraction(paths, input_format, session_key) > 1 / parts
 
 
 def read_jsonl(source: Source, session_key: str | None, progress: NoProgress, decoder: SharedPrefixDecoder,
@@ -247,4 +254,4 @@ def stream_inputs(paths: list[str], result: Ingested, session_key: str | None = 
                 yield item
 
 
-__all__ = ["KEYLESS_WEIGHT", "Ingested", "InputProblem", "Misrouted", "Record", "Response", "Share", "Skipped", "keyless_fraction", "read_inputs", "sort_items", "stream_inputs"]
+__all__ = ["Ingested", "InputProblem", "Misrouted", "Record", "Response", "Share", "Skipped", "infers_everywhere", "keyless_fraction", "read_inputs", "sort_items", "stream_inputs"]
