@@ -9,7 +9,7 @@ from typing import Any, Iterable
 
 from ctxlint.config import Config, PerFileIgnore
 
-from ctxlint.engine import Engine, LintOptions, LintResult, LoggedTurn, Tally, problem_findings
+from ctxlint.engine import Engine, LintOptions, LintResult, Tally, problem_findings
 from ctxlint.ingest import Ingested, Item, Misrouted, Share, as_item, collect, infers_everywhere, read_inputs, sort_items, stream_inputs
 from ctxlint.ingest.jsonl import parse_line
 from ctxlint.profiles import ProfileBook
@@ -88,21 +88,20 @@ def stream_report(paths: list[str], options: CheckOptions, progress: NoProgress 
 _SHARED_RUN: tuple[list[str], CheckOptions, bool] | None = None
 
 
-def _check_share(index: int) -> tuple[Tally, list[LoggedTurn], Ingested]:
-    """In a forked worker: read all input, check this worker's share of the sessions, and
-    read (not judge) the log-scope rules' facts of its requests."""
+def _check_share(index: int) -> tuple[Tally, Ingested]:
+    """In a forked worker: read all input and check this worker's share of the sessions;
+    the log-scope rules' shards are left in the tally, to be judged with the others'."""
     paths, options, infer_everywhere = _SHARED_RUN
     engine, _ = _engine(options)
     ingested = Ingested()
     share = Share(index, options.jobs, options.session_key, infer_everywhere)
     records = sort_items(stream_inputs(paths, ingested, options.session_key, options.input_format, share=share), ingested, index == 0)
-    logged: list[LoggedTurn] = []
-    return engine.check_stream(records, logged, share), logged, ingested
+    return engine.check_stream(records, share), ingested
 
 
 def parallel_report(paths: list[str], options: CheckOptions, progress: NoProgress) -> Report:
     """The report of stream_report, from `jobs` forked workers that each check whole
-    sessions; this process judges the log-scope rules on their facts, in input order.
+    sessions; this process judges the log-scope rules on the workers' shards.
     Should a line's parse contradict the key its bytes were routed by (escapes can hide
     a key from a byte-level read), the input is checked in this process instead."""
     global _SHARED_RUN
@@ -116,16 +115,15 @@ def parallel_report(paths: list[str], options: CheckOptions, progress: NoProgres
         return stream_report(paths, options, progress)
     finally:
         _SHARED_RUN = None
-    tally, logged, ingested = Tally(), [], Ingested()
-    for index, (part, part_logged, part_ingested) in enumerate(parts):
+    tally, ingested = Tally(), Ingested()
+    for index, (part, part_ingested) in enumerate(parts):
         tally.merge(part)
-        logged += part_logged
         ingested.problems += part_ingested.problems
         ingested.skipped += part_ingested.skipped
         if index == 0:  # every worker reads every file
             ingested.files, ingested.io_errors = part_ingested.files, part_ingested.io_errors
     ingested.record_count = sum(len(summary) for summary in tally.sessions)  # records without a key reach every worker
-    engine.judge_log(logged, tally)
+    engine.judge_log(tally)
     return _report(engine.result(tally), ingested, options, engine, codes)
 
 

@@ -31,10 +31,10 @@ from ctxlint.tokens.counter import TOKENS_PER_REPLY, TokenCount, TokenCounter, p
 HOT_SESSIONS = 384  # sessions kept awake (their previous request held whole) while streaming
 
 
-def order(record: Record) -> tuple[int, int]:
+def order(record: Record) -> int:
     """Where a record is checked in a stream: in input order, except that an OpenAI Batch
     input waits for its output (ingest.sort_items) and comes after the others."""
-    return (record.custom_id is not None, record.seq)
+    return (record.custom_id is not None) << 62 | record.seq
 
 
 @dataclass(slots=True)
@@ -126,7 +126,7 @@ class SessionSummary:
 
     __slots__ = ("id", "file", "explicit_key", "order", "_rows", "_texts")
 
-    def __init__(self, session_id: str, file: str, explicit_key: bool, order: tuple[int, int]) -> None:
+    def __init__(self, session_id: str, file: str, explicit_key: bool, order: int) -> None:
         self.id = session_id
         self.file = file
         self.explicit_key = explicit_key
@@ -169,7 +169,7 @@ class SessionCheck:
 
     __slots__ = ("summary", "first_line", "opening", "previous", "ledger", "reported", "judged", "pending", "settings", "fingerprint_base")
 
-    def __init__(self, session_id: str, file: str, explicit_key: bool, first: tuple[int, int]) -> None:
+    def __init__(self, session_id: str, file: str, explicit_key: bool, first: int) -> None:
         self.summary = SessionSummary(session_id, file, explicit_key, first)
         self.first_line = 0
         self.opening: dict[str, tuple[int, dict[str, Any]]] = {}  # role -> (index, message) of the first system and user message
@@ -224,8 +224,7 @@ class SummaryShelf:
         self._sorted = True
 
     def append(self, summary: SessionSummary) -> None:
-        flag, seq = summary.order
-        self._orders.append(flag << 62 | seq)
+        self._orders.append(summary.order)
         self._handles.append(self._spill.put(summary))
         self._sorted = self._sorted and (len(self._orders) < 2 or self._orders[-2] <= self._orders[-1])
 
@@ -328,18 +327,23 @@ class LintResult:
 
 @dataclass(slots=True)
 class Tally:
-    """What checking some sessions produced; tallies of disjoint sessions merge exactly."""
+    """What checking some sessions produced; tallies of disjoint sessions merge exactly.
+    A log-scope rule's shards wait here, per rule code, until they are judged together
+    (Engine.judge_log)."""
 
     findings: list[Finding] = field(default_factory=list)
     sessions: list[SessionSummary] | SummaryShelf = field(default_factory=list)
     judged: Counter = field(default_factory=Counter)
     unjudged: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
     caveats: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
+    shards: dict[str, list[Any]] = field(default_factory=lambda: defaultdict(list))
 
     def merge(self, other: "Tally") -> None:
         self.findings += other.findings
         self.sessions += other.sessions
         self.judged.update(other.judged)
+        for code, shards in other.shards.items():
+            self.shards[code] += shards
         for mine, theirs in ((self.unjudged, other.unjudged), (self.caveats, other.caveats)):
             for code, reasons in theirs.items():
                 mine[code].update(reasons)
@@ -464,13 +468,12 @@ class Engine:
 
     # -- many requests -------------------------------------------------------------------
 
-    def check_stream(self, records: Iterable[Record], log_facts: list["LoggedTurn"] | None = None, share: Any = None) -> Tally:
+    def check_stream(self, records: Iterable[Record], share: Any = None) -> Tally:
         """What checking records as they arrive gives, sessions assembled on the way. Given
-        a list for log facts, the log-scope rules only read each request into it (for
-        judge_log in another process); otherwise they judge as they go. Given a share
-        (ingest.Share), only the sessions it owns are checked (records it does not own can
-        reach it: batch lines, and keyless records when every worker infers their sessions),
-        and the summaries are returned whole (for the parent process), not shelved."""
+        a share (ingest.Share), only the sessions it owns are checked (records it does not
+        own can reach it: batch lines, and keyless records when every worker infers their
+        sessions), and the tally is left for the parent process: summaries whole, not
+        shelved, and the log-scope rules' shards not judged."""
         assembler = SessionAssembler()
         spill = Spill()
         sessions: dict[tuple[str, bool], SessionCheck | Dormant] = {}
@@ -479,8 +482,6 @@ class Engine:
         awake: OrderedDict[tuple[str, bool], SessionCheck] = OrderedDict()
         tally = Tally() if share is not None else Tally(sessions=SummaryShelf(spill))
         turn_rules, log = self._split(("request", "session", "log"))
-        if log is not None:
-            log.collected = log_facts
         for record in records:
             key = assembler.session_of(record)
             if share is not None and not share.checks(key):
@@ -500,20 +501,24 @@ class Engine:
         for key in list(sessions):
             session = sessions.pop(key)
             self.close(session.wake(spill) if isinstance(session, Dormant) else session, tally)
+        if log is not None:
+            log.leave(tally)
+            if share is None:
+                self.judge_log(tally)
         return tally
 
-    def judge_log(self, logged: list["LoggedTurn"], tally: Tally) -> None:
-        """The log-scope rules' verdicts on facts read elsewhere, in input order."""
-        rules = {rule.code: rule for rule in self.rules if rule.scope == "log"}
-        memory = {code: rule.start_log() for code, rule in rules.items()}
-        reported: dict[str, set[tuple]] = {}
-        for turn in sorted(logged, key=lambda item: item.order):
-            rule = rules[turn.code]
-            for violation in rule.judge(memory[turn.code], turn.facts):
-                seen = reported.setdefault(turn.session, set())
-                if (rule.code, violation.key) not in seen:
-                    seen.add((rule.code, violation.key))
-                    tally.findings.append(self.finding(rule, turn.place, violation))
+    def judge_log(self, tally: Tally) -> None:
+        """The log-scope rules' verdicts on the shards in the tally (one from each process
+        that checked sessions), a defect reported once per session, where it starts."""
+        for rule in self.rules:
+            shards = tally.shards.pop(rule.code, None)
+            if shards is None:
+                continue
+            reported: set[tuple] = set()
+            for place, violation in rule.judge_shards(shards):
+                if (place.session, violation.key) not in reported:
+                    reported.add((place.session, violation.key))
+                    tally.findings.append(self.finding(rule, place, violation))
 
     def result(self, tally: Tally) -> LintResult:
         if isinstance(tally.sessions, list):  # a shelf keeps itself in order
@@ -540,6 +545,8 @@ class Engine:
         checks = {id(s): SessionCheck(s.id, s.file, s.explicit_key, order(s.first.record)) for s in sessions}
         for _, session, turn in sorted(((t.record.seq, s, t) for s in sessions for t in s.turns), key=lambda item: item[0]):
             self.check_turn(checks[id(session)], turn.record, tally, [], log)
+        log.leave(tally)
+        self.judge_log(tally)
         return tally
 
     def run(self, sessions: list[Session]) -> LintResult:
@@ -601,40 +608,28 @@ class Place:
         return cls(turn.record.file, turn.record.line, session.id, turn.number, session.fingerprint_base, turn.content_hash())
 
 
-@dataclass(slots=True)
-class LoggedTurn:
-    """One request's facts for one log-scope rule, to be judged in input order."""
-
-    order: tuple[int, int]
-    code: str
-    session: str
-    place: Place
-    facts: Any
-
-
 class LogCheck:
-    """The log-scope rules, fed every turn in input order, each with its log-wide memory."""
+    """The log-scope rules, fed every turn in input order: each reads what its judgment
+    needs into this process's shard (Rule.read), and leaves the shard in the tally."""
 
     def __init__(self, engine: Engine, rules: list[Rule]) -> None:
         self.engine = engine
         self.rules = rules
-        self.memory = {rule.code: rule.start_log() for rule in rules}
-        self.collected: list[LoggedTurn] | None = None
+        self.shards = {rule.code: rule.start_shard() for rule in rules}
 
     def check(self, ctx: TurnContext, tally: Tally) -> int:
-        """Judge the turn with every log rule (or read its facts for judging elsewhere);
-        the bits of the rules that judged it."""
+        """Read the turn into every log rule's shard; the bits of the rules that judged it."""
         judged = 0
+        rank = order(ctx.turn.record)
         for rule in self.rules:
             tally.judged[rule.code] += 1
             judged |= self.engine.bit[rule.code]
-            facts = rule.facts(ctx)
-            if self.collected is not None:
-                self.collected.append(LoggedTurn(order(ctx.turn.record), rule.code, ctx.session.id, Place.of(ctx.session, ctx.turn), facts))
-            else:
-                for violation in rule.judge(self.memory[rule.code], facts):
-                    self.engine._report(rule, ctx.session, ctx.turn, violation, tally)
+            rule.read(self.shards[rule.code], rule.facts(ctx), rank, lambda: Place.of(ctx.session, ctx.turn))
         return judged
+
+    def leave(self, tally: Tally) -> None:
+        for code, shard in self.shards.items():
+            tally.shards[code].append(shard)
 
 
 def problem_findings(problems: Iterable[InputProblem], rule: Rule, engine: Engine) -> list[Finding]:

@@ -120,12 +120,35 @@ def test_cross_session_leak_is_judged_once_across_workers(tmp_path):
             history.append({"role": "user", "content": secret})
         lines.append({"session_id": key, "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": secret}] if key == "alpha" else history[:1]}})
         lines.append({"session_id": key, "request": {"model": "gpt-4o", "messages": history + [{"role": "assistant", "content": "On it."}, {"role": "user", "content": "thanks"}]}})
+    # Look-alike: "early" carries a message before any other session has sent it, and
+    # "late" sends it afterwards as its own input: the earlier carrier is where it was
+    # first seen, so neither is a leak, whichever workers they are in.
+    note = "the venue on the river closes at ten, so book the dinner for seven sharp"
+    opener = {"role": "user", "content": "early: what should the team eat after the offsite?"}
+    lines.append({"session_id": "early", "request": {"model": "gpt-4o", "messages": [opener]}})
+    lines.append({"session_id": "early", "request": {"model": "gpt-4o", "messages": [
+        opener, {"role": "user", "content": note}, {"role": "assistant", "content": "Noted."}, {"role": "user", "content": "and lunch?"}]}})
+    lines.append({"session_id": "late", "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": note}]}})
+    lines.append({"session_id": "late", "request": {"model": "gpt-4o", "messages": [
+        {"role": "user", "content": note}, {"role": "assistant", "content": "Booked."}, {"role": "user", "content": "thanks"}]}})
     log = tmp_path / "leak.jsonl"
     log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
     one = report_dict(run_check([str(log)], CheckOptions()))
     two = report_dict(run_check([str(log)], CheckOptions(jobs=2)))
-    assert [f["code"] for f in one["findings"]].count("CTX023") == 3
+    leaks = [(f["session"], f["line"], f["evidence"]["first_seen_in_session"]) for f in one["findings"] if f["code"] == "CTX023"]
+    assert leaks == [("beta", 4, "alpha"), ("gamma", 6, "alpha"), ("delta", 8, "alpha")]
     assert orjson.dumps(two) == orjson.dumps(one)
+
+
+def test_a_leak_shard_finds_the_session_of_a_rank_read_out_of_order():
+    """Held sessions are read in line order, and an OpenAI Batch input ranks after every
+    other record: the shard still finds which session carried a message first."""
+    from ctxlint.rules.ctx023_cross_session_leak import LeakShard
+
+    shard = LeakShard()
+    for rank, session in ((1, "a"), (1 << 62 | 2, "batch"), (3, "b"), (5, "c")):
+        shard.carried_by(rank, session)
+    assert [shard.session_at(rank) for rank in (1, 3, 5, 1 << 62 | 2, 4)] == ["a", "b", "c", "batch", None]
 
 
 def test_memory_holds_the_open_sessions_not_all_sessions_seen(tmp_path, monkeypatch):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import inspect
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable
 
 if TYPE_CHECKING:
-    from ctxlint.engine import TurnContext
+    from ctxlint.engine import Place, TurnContext
 
 SEVERITIES = ("info", "warning", "error")
 NO_CHAIN = "no session key and no chain found"
@@ -57,8 +57,9 @@ class Rule:
 
     scope: "request" (one messages array), "session" (also reads earlier requests of
     the session through the context), "log" (across sessions: reads the facts of each
-    request, then judges them in input order with a memory of its own for the whole log,
-    so that worker processes can read the facts and one process judge them).
+    request into a shard, one per process that checks sessions, and judges the shards of
+    the whole log at once; a --jobs worker keeps in its shard only what that judgment
+    needs, so the parent does not receive every request's facts).
 
     A request's messages up to ctx.unchanged(rule) are the previous request's, judged by
     this rule already: a rule whose verdict on a message depends only on what comes before
@@ -97,16 +98,23 @@ class Rule:
     def check(self, ctx: "TurnContext") -> Iterable[Violation]:
         return ()
 
-    def start_log(self) -> Any:
-        """A log-scope rule's memory, before the first request."""
+    def start_shard(self) -> Any:
+        """A log-scope rule's shard before the first request: what one process will keep
+        of the requests it reads."""
         return None
 
     def facts(self, ctx: "TurnContext") -> Any:
         """What a log-scope rule reads of one request, apart from the rest of the log."""
         return None
 
-    def judge(self, memory: Any, facts: Any) -> Iterable[Violation]:
-        """A log-scope rule's verdict on one request's facts, in input order."""
+    def read(self, shard: Any, facts: Any, rank: int, where: Callable[[], "Place"]) -> None:
+        """Keep in the shard what judging this request against the whole log needs. The
+        requests of a session come in input order, `rank` says where in it, and where()
+        gives the request's Place for a finding."""
+
+    def judge_shards(self, shards: list[Any]) -> Iterable[tuple["Place", Violation]]:
+        """A log-scope rule's verdicts on the whole log, from every process's shard, in
+        input order."""
         return ()
 
     @classmethod

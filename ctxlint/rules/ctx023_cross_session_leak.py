@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_left
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 from ctxlint.chat import Quoted, comparable_text, excerpt, role_of, short_hash, text_of, tool_calls_of
 from ctxlint.rules.base import Rule, Violation
@@ -52,13 +54,11 @@ class CrossSessionLeak(Rule):
     scope = "log"
     remediation = "Keep one history per session; never share a mutable message list between sessions or users."
 
-    def start_log(self) -> tuple[dict[str, str], dict[str, set[str]]]:
-        # fingerprint -> the session that sent it first; session -> every fingerprint it had
-        return {}, {}
+    def start_shard(self) -> "LeakShard":
+        return LeakShard()
 
     def facts(self, ctx) -> "TurnFacts":
-        """What judging the turn against the rest of the log needs, read from the turn alone
-        (so that worker processes can read their sessions' turns and one process judge)."""
+        """What judging the turn against the rest of the log needs, read from the turn alone."""
         messages = ctx.messages
         start = ctx.unchanged(self)  # the previous request's messages are this session's already
         newest = len(messages)
@@ -68,36 +68,90 @@ class CrossSessionLeak(Rule):
         for index in range(start, len(messages)):
             fingerprint = content_fingerprint(messages[index])
             if fingerprint is not None:
-                sent.append((index, fingerprint, excerpt(text_of(messages[index].get("content")), 60) if index < newest else None))
+                sent.append((index, fingerprint, messages[index] if index < newest else None))
         response = ctx.turn.response_message
         returned = content_fingerprint(response) if response is not None else None
         return TurnFacts(ctx.session.id, ctx.turn.number, sent, returned)
 
-    def judge(self, memory, facts: "TurnFacts") -> Iterable[Violation]:
-        first_seen, own = memory
+    def read(self, shard: "LeakShard", facts: "TurnFacts", rank: int, where) -> None:
         session = facts.session
-        known = own.get(session, ())
-        for index, fingerprint, quoted in facts.sent:
-            if fingerprint in known:
-                continue
-            origin = first_seen.get(fingerprint)
-            if facts.turn > 1 and quoted is not None and origin is not None and origin != session:
-                yield Violation(
+        known = shard.own.get(session, ())
+        place = None
+        for index, fingerprint, judged in facts.sent:
+            # The session's own newest input, or any message of its first request, is never
+            # judged; a message it already had is its own.
+            if facts.turn > 1 and judged is not None and fingerprint not in known:
+                place = place or where()
+                shard.suspects.append((rank, place, index, fingerprint, excerpt(text_of(judged.get("content")), 60)))
+        carried = [f for _, f, _ in facts.sent] + ([facts.returned] if facts.returned else [])
+        if carried:
+            if not isinstance(known, set):
+                known = shard.own[session] = set()
+            known.update(carried)
+            for fingerprint in carried:
+                shard.first.setdefault(fingerprint, rank)
+            shard.carried_by(rank, session)
+
+    def judge_shards(self, shards: list["LeakShard"]) -> Iterable[tuple[Any, Violation]]:
+        first = shards[0].first if len(shards) == 1 else {}
+        if len(shards) > 1:
+            for shard in shards:
+                for fingerprint, rank in shard.first.items():
+                    if first.get(fingerprint, rank) >= rank:
+                        first[fingerprint] = rank
+        for rank, place, index, fingerprint, quoted in sorted((s for shard in shards for s in shard.suspects), key=lambda suspect: suspect[0]):
+            seen = first.get(fingerprint)
+            # A message the session never had, carried by an earlier request: of another
+            # session, since this one had none of it.
+            if seen is not None and seen < rank:
+                origin = next(session for shard in shards if (session := shard.session_at(seen)) is not None)
+                yield place, Violation(
                     f"message {index} was first sent by session {origin}, and this session never had it",
                     key=origin, message_index=index, pointer=f"/messages/{index}",
                     evidence={"first_seen_in_session": origin, "excerpt": quoted},
                 )
-        for fingerprint in [f for _, f, _ in facts.sent] + ([facts.returned] if facts.returned else []):
-            if not isinstance(known, set):
-                known = own[session] = set()
-            known.add(fingerprint)
-            first_seen.setdefault(fingerprint, session)
 
+
+class LeakShard:
+    """What one process keeps of the requests it read: the fingerprints each session
+    had; the rank of the first request that carried each fingerprint, and the session of
+    every request that carried any (ranks ascending); and the suspects: messages a
+    session carried before it had them, leaks if another session's earlier request
+    carried them. A shard sent to the parent leaves the sessions' fingerprints behind:
+    judging needs only the rest."""
+
+    __slots__ = ("own", "first", "ranks", "sessions", "suspects")
+
+    def __init__(self) -> None:
+        self.own: dict[str, set[str]] = {}
+        self.first: dict[str, int] = {}  # a rank, one int object per request: no tuple per fingerprint
+        self.ranks = array("q")
+        self.sessions: list[str] = []
+        self.suspects: list[tuple[int, Any, int, str, Quoted]] = []
+
+    def carried_by(self, rank: int, session: str) -> None:
+        at = len(self.ranks)
+        if at and self.ranks[-1] > rank:  # held sessions are read in line order, batch inputs among the rest
+            at = bisect_left(self.ranks, rank)
+        self.ranks.insert(at, rank)
+        self.sessions.insert(at, session)
+
+    def session_at(self, rank: int) -> str | None:
+        """The session of the request at this rank, if this shard read it."""
+        at = bisect_left(self.ranks, rank)
+        return self.sessions[at] if at < len(self.ranks) and self.ranks[at] == rank else None
+
+    def __getstate__(self) -> tuple:
+        return self.first, self.ranks, self.sessions, self.suspects
+
+    def __setstate__(self, state: tuple) -> None:
+        self.own = {}
+        self.first, self.ranks, self.sessions, self.suspects = state
 
 
 @dataclass(slots=True)
 class TurnFacts:
     session: str
     turn: int
-    sent: list[tuple[int, str, Quoted | None]]  # (message index, fingerprint, excerpt if judged)
+    sent: list[tuple[int, str, dict[str, Any] | None]]  # (message index, fingerprint, the message if it is judged)
     returned: str | None  # fingerprint of the logged response
