@@ -104,6 +104,8 @@ def test_sessions_with_and_without_keys_and_bad_lines_in_two_workers(tmp_path, m
 @pytest.mark.parametrize("line", [
     _line("a", 1)[:-1] + ',"session\\u005fid":"b"}',  # the bytes show a, the parse (last key wins) finds b
     '{"session\\u005fid":"s0","request":' + orjson.dumps({"messages": [{"role": "user", "content": "hi"}]}).decode() + "}",  # no key in the bytes
+    orjson.dumps({"session_id": "s0", "body": {"model": "gpt-4o", "messages": [{"role": "user", "content": "far " * 1200}]},
+                  "custom_id": "c-1", "method": "POST", "url": "/v1/chat/completions"}).decode(),  # a batch line, custom_id past the bytes read
 ])
 def test_a_key_the_bytes_hide_falls_back_to_one_process(tmp_path, monkeypatch, line):
     log = tmp_path / "escaped.jsonl"

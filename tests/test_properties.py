@@ -140,3 +140,27 @@ def test_the_fast_schema_reader_agrees_with_jsonschema(body):
     from ctxlint.ingest.schema import _schema, _validator, conforms
 
     assert conforms(body, _schema(), _schema()["$defs"]) == _validator().is_valid(body)
+
+
+_NAMES = st.sampled_from(["a", "b", "c"])
+_TYPES = st.sampled_from(["object", "array", "string", "integer", "number", "boolean", "null"])
+# Schemas of the keywords the quick reader knows, as tools declare their parameters.
+tool_schemas = st.recursive(
+    st.fixed_dictionaries({}, optional={"type": _TYPES | st.lists(_TYPES, min_size=1, max_size=3), "enum": st.lists(st.text(max_size=2), min_size=1, max_size=3)}),
+    lambda inner: st.fixed_dictionaries({}, optional={
+        "type": _TYPES, "properties": st.dictionaries(_NAMES, inner, max_size=3), "required": st.lists(_NAMES, max_size=2, unique=True),
+        "items": inner, "anyOf": st.lists(inner, min_size=1, max_size=2)}),
+    max_leaves=8)
+argument_values = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False) | st.text(max_size=2),
+                               lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_NAMES, inner, max_size=3), max_leaves=10)
+
+
+@PROPERTY_SETTINGS
+@given(schema=tool_schemas, value=argument_values)
+def test_the_quick_reader_agrees_with_jsonschema_on_tool_schemas(schema, value):
+    import jsonschema
+
+    from ctxlint.ingest.schema import compiled, readable_exactly
+
+    if readable_exactly(schema) and compiled(schema, {})(value):  # CTX013 takes a quick yes as jsonschema's
+        assert jsonschema.Draft202012Validator(schema).is_valid(value)

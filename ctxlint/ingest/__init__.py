@@ -45,10 +45,11 @@ class Misrouted(Exception):
 
 
 # What a line without a key counts for when sessions are shared out: inferring its session
-# (and, as such lines seldom log a response, counting its tokens) made it cost about
-# twice a keyed line in the benchmark (bench/run.py, 1 GB: 0.79 ms against 0.39 ms;
-# runs on the 2-core machine varied from 1.4 to 2.7 times).
-KEYLESS_WEIGHT = 2.0
+# (and, as such lines seldom log a response, counting its tokens) made it cost 1.6 times
+# a keyed line in the benchmark (bench/run.py logs, timed per request: 391 µs against
+# 248 µs on 100 MB; 1.7 times from the two workers' times on 1 GB; earlier runs on this
+# noisy 2-core machine gave 1.4 to 2.7).
+KEYLESS_WEIGHT = 1.6
 
 
 class Share:

@@ -63,7 +63,7 @@ class SharedPrefixDecoder:
         for remembered in reversed(self._by_hint.get(hint, ())):
             end = array + len(remembered.body)
             if text.startswith(remembered.body, array) and text[end:end + 1] in (b",", b"]"):
-                value = self._reuse(text, array, remembered)
+                value = self._reuse(text, array, remembered, hint)
                 if value is not None:
                     return value
                 break
@@ -75,8 +75,8 @@ class SharedPrefixDecoder:
                 self._remember(hint, _Remembered(body, messages))
         return value
 
-    def _reuse(self, text: bytes, array: int, remembered: _Remembered) -> Any:
-        shortened = text[:array] + b"[" + self._marker_bytes + text[array + len(remembered.body):]
+    def _reuse(self, text: bytes, array: int, remembered: _Remembered, hint: bytes) -> Any:
+        shortened = b"".join((memoryview(text)[:array], b"[", self._marker_bytes, memoryview(text)[array + len(remembered.body):]))
         try:
             value = orjson.loads(shortened)
         except orjson.JSONDecodeError:
@@ -94,7 +94,7 @@ class SharedPrefixDecoder:
             short_body = _array_body(shortened, array, [self._marker, *added])
             body = remembered.body + short_body[1 + len(self._marker_bytes):] if short_body is not None else None
         if body is not None:
-            self._remember(_hint(text, array), _Remembered(body, messages))
+            self._remember(hint, _Remembered(body, messages))
         return value
 
     def _remember(self, hint: bytes, remembered: _Remembered) -> None:
@@ -130,9 +130,11 @@ def _array_start(text: bytes) -> int:
 
 
 def _hint(text: bytes, array: int) -> bytes:
-    """What finds the line's earlier request: its session key's bytes, or its array's start."""
+    """What finds the line's earlier request: its session key's bytes, when the key comes
+    before the messages (as loggers write it), or its array's start. Only a lookup: the
+    remembered bytes must still match."""
     for name in KEY_HINTS:
-        at = text.find(name)
+        at = text.find(name, 0, array)
         if at >= 0:
             value = at + len(name)
             stop = text.find(b",", value, value + 300)

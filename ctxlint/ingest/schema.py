@@ -109,8 +109,7 @@ def _compile(schema: dict[str, Any], defs: dict[str, Any], refs: dict[str, Calla
         return refs[name]
     checks: list[Callable[[Any], bool]] = []
     if "type" in schema:
-        kinds = tuple(_TYPE_CHECKS[kind] for kind in (schema["type"] if isinstance(schema["type"], list) else [schema["type"]]))
-        checks.append(kinds[0] if len(kinds) == 1 else (lambda value: any(kind(value) for kind in kinds)))
+        checks.append(_type_check(schema["type"] if isinstance(schema["type"], list) else [schema["type"]]))
     if "enum" in schema:
         options = schema["enum"]
         checks.append(lambda value: value in options)
@@ -118,7 +117,7 @@ def _compile(schema: dict[str, Any], defs: dict[str, Any], refs: dict[str, Calla
         alternatives = [_compile(option, defs, refs) for option in schema["anyOf"]]
         checks.append(lambda value: any(alternative(value) for alternative in alternatives))
     required = tuple(schema.get("required", ()))
-    properties = [(key, _compile(sub, defs, refs)) for key, sub in schema.get("properties", {}).items()]
+    properties = {key: _compile(sub, defs, refs) for key, sub in schema.get("properties", {}).items()}
     if required or properties:
         def object_fits(value: Any) -> bool:
             if not isinstance(value, dict):
@@ -126,19 +125,48 @@ def _compile(schema: dict[str, Any], defs: dict[str, Any], refs: dict[str, Calla
             for key in required:
                 if key not in value:
                     return False
-            for key, check in properties:
-                if key in value and not check(value[key]):
-                    return False
+            # A message names a few of the many properties a schema may list: walk the fewer.
+            if len(value) < len(properties):
+                for key, member in value.items():
+                    check = properties.get(key)
+                    if check is not None and not check(member):
+                        return False
+            else:
+                for key, check in properties.items():
+                    if key in value and not check(value[key]):
+                        return False
             return True
         checks.append(object_fits)
     if "items" in schema:
         item = _compile(schema["items"], defs, refs)
-        checks.append(lambda value: not isinstance(value, list) or all(item(element) for element in value))
+
+        def items_fit(value: Any) -> bool:
+            if isinstance(value, list):
+                for element in value:
+                    if not item(element):
+                        return False
+            return True
+        checks.append(items_fit)
     if not checks:
         return lambda value: True
     if len(checks) == 1:
         return checks[0]
+    if len(checks) == 2:
+        first, second = checks
+        return lambda value: first(value) and second(value)
     return lambda value: all(check(value) for check in checks)
+
+
+# Parsed JSON holds these exact types; a value of another type (a subclass, from the
+# Python API) is judged by isinstance, as the schema's type names say.
+_EXACT_TYPES = {"object": (dict,), "array": (list,), "string": (str,), "integer": (int,), "number": (int, float),
+                "boolean": (bool,), "null": (type(None),)}
+
+
+def _type_check(kinds: list[str]) -> Callable[[Any], bool]:
+    exact = frozenset(kind for name in kinds for kind in _EXACT_TYPES[name])
+    checks = tuple(_TYPE_CHECKS[name] for name in kinds)
+    return lambda value: type(value) in exact or any(check(value) for check in checks)
 
 
 class _ValidCache:

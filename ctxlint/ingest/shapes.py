@@ -61,10 +61,10 @@ def session_key_in_bytes(text: bytes, key_path: str | None) -> str | None:
     without parsing the line: the key, NO_KEY when none of the key names appears in the
     line (nor custom_id: it is no batch line), or None when the bytes alone do not settle
     it (the key nested, not a plain string, further than KEY_READ_LIMIT bytes in, a
-    dotted path, a batch line). Escapes or a key given twice can still hide the parse's
-    key from this reading, so whoever parses a line routed by it checks they agree
-    (Share.confirm)."""
-    if b'"custom_id"' in text:
+    dotted path, a batch line: custom_id in the first KEY_READ_LIMIT bytes). Escapes, a
+    key given twice or a custom_id further in can still hide the parse's key from this
+    reading, so whoever parses a line routed by it checks they agree (Share.confirm)."""
+    if text.find(b'"custom_id"', 0, KEY_READ_LIMIT) >= 0:  # batch lines name it first; the whole line is a scan per worker
         return None
     for names in _quoted_names(key_path):
         if len(names) > 1:  # a dotted path: only a parse can read it, if its names are there
