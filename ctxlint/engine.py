@@ -161,6 +161,10 @@ class SessionSummary:
     def last_tokens(self) -> int:
         return self._rows[-_ROW + 2]
 
+    def counters(self) -> Counter:
+        """How many of the session's requests each token counter counted."""
+        return Counter(self._texts[text] for text in self._rows[6::_ROW])
+
 
 class SessionCheck:
     """What the engine keeps of one session between its requests: of its first request the

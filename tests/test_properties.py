@@ -164,3 +164,15 @@ def test_the_quick_reader_agrees_with_jsonschema_on_tool_schemas(schema, value):
 
     if readable_exactly(schema) and compiled(schema, {})(value):  # CTX013 takes a quick yes as jsonschema's
         assert jsonschema.Draft202012Validator(schema).is_valid(value)
+
+
+def test_identity_text_folds_exactly_the_whitespace_a_regex_would():
+    import re
+
+    from ctxlint.chat import comparable_text, excerpt
+
+    spaces = [chr(point) for point in range(0x110000) if re.fullmatch(r"\s", chr(point)) or chr(point).isspace()]
+    for space in spaces:
+        assert comparable_text(f"{space}a{space}{space}<think>x{space}</think>b{space}") == "a b"
+        assert excerpt(f"a{space}{space}b") == "a b"
+    assert comparable_text("a\u200bb") == "a\u200bb"  # a zero-width space is not whitespace to either

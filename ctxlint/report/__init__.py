@@ -48,7 +48,10 @@ class Report:
         return {"files": self.files, "records": self.records, "sessions": len(self.sessions), **self.counts()}
 
     def counters_used(self) -> dict[str, int]:
-        return dict(sorted(Counter(turn.counter for session in self.sessions for turn in session.turns).items()))
+        used: Counter = Counter()
+        for session in self.sessions:
+            used.update(session.counters())
+        return dict(sorted(used.items()))
 
     def summary_of(self, session_id: str) -> SessionSummary:
         return next(s for s in self.sessions if s.id == session_id)
