@@ -107,12 +107,21 @@ class ReasoningSeen(tuple):
         return self[1]
 
 
-def short_hash(*parts: Any) -> str:
+def _digest(parts: tuple[Any, ...]) -> "hashlib.blake2b":
     digest = hashlib.blake2b(digest_size=8)
     for part in parts:
         digest.update(part.encode("utf-8", "surrogatepass") if isinstance(part, str) else orjson.dumps(part, option=orjson.OPT_SORT_KEYS))
         digest.update(b"\x00")
-    return digest.hexdigest()
+    return digest
+
+
+def short_hash(*parts: Any) -> str:
+    return _digest(parts).hexdigest()
+
+
+def hash64(*parts: Any) -> int:
+    """short_hash as a signed 64-bit int: 8 bytes in an array, not a 16-character string."""
+    return int.from_bytes(_digest(parts).digest(), "little", signed=True)
 
 
 def comparable_text(text: str) -> str:

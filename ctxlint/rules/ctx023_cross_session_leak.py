@@ -5,14 +5,15 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from ctxlint.chat import Quoted, comparable_text, excerpt, role_of, short_hash, text_of, tool_calls_of
+from ctxlint.chat import Quoted, comparable_text, excerpt, hash64, role_of, text_of, tool_calls_of
+from ctxlint.compact import CompactIntMap
 from ctxlint.rules.base import Rule, Violation
 
 # Shorter texts ("继续", "ok, thanks", "How can I help?") recur across unrelated sessions.
 MIN_TEXT = 40
 
 
-def content_fingerprint(message: dict) -> str | None:
+def content_fingerprint(message: dict) -> int | None:
     """Content identity across sessions: text and call arguments, never ids (providers reuse them)."""
     role = role_of(message)
     if role not in ("user", "assistant", "tool"):
@@ -23,7 +24,7 @@ def content_fingerprint(message: dict) -> str | None:
     calls = [(c.get("function") or {}).get("arguments") for c in tool_calls_of(message) if isinstance(c.get("function"), dict)]
     if len(text) + sum(len(a) for a in calls if isinstance(a, str)) < MIN_TEXT:
         return None
-    return short_hash(role, text, [str(a) for a in calls])
+    return hash64(role, text, [str(a) for a in calls])
 
 
 class CrossSessionLeak(Rule):
@@ -75,32 +76,24 @@ class CrossSessionLeak(Rule):
 
     def read(self, shard: "LeakShard", facts: "TurnFacts", rank: int, where) -> None:
         session = facts.session
-        known = shard.own.get(session, ())
+        own = shard.own
         place = None
         for index, fingerprint, judged in facts.sent:
             # The session's own newest input, or any message of its first request, is never
             # judged; a message it already had is its own.
-            if facts.turn > 1 and judged is not None and fingerprint not in known:
+            if facts.turn > 1 and judged is not None and hash((session, fingerprint)) not in own:
                 place = place or where()
                 shard.suspects.append((rank, place, index, fingerprint, excerpt(text_of(judged.get("content")), 60)))
         carried = [f for _, f, _ in facts.sent] + ([facts.returned] if facts.returned else [])
         if carried:
-            if not isinstance(known, set):
-                known = shard.own[session] = set()
-            known.update(carried)
             for fingerprint in carried:
+                own.setdefault(hash((session, fingerprint)), 0)
                 shard.first.setdefault(fingerprint, rank)
             shard.carried_by(rank, session)
 
     def judge_shards(self, shards: list["LeakShard"]) -> Iterable[tuple[Any, Violation]]:
-        first = shards[0].first if len(shards) == 1 else {}
-        if len(shards) > 1:
-            for shard in shards:
-                for fingerprint, rank in shard.first.items():
-                    if first.get(fingerprint, rank) >= rank:
-                        first[fingerprint] = rank
         for rank, place, index, fingerprint, quoted in sorted((s for shard in shards for s in shard.suspects), key=lambda suspect: suspect[0]):
-            seen = first.get(fingerprint)
+            seen = min((r for shard in shards if (r := shard.first.get(fingerprint)) is not None), default=None)
             # A message the session never had, carried by an earlier request: of another
             # session, since this one had none of it.
             if seen is not None and seen < rank:
@@ -113,21 +106,23 @@ class CrossSessionLeak(Rule):
 
 
 class LeakShard:
-    """What one process keeps of the requests it read: the fingerprints each session
-    had; the rank of the first request that carried each fingerprint, and the session of
-    every request that carried any (ranks ascending); and the suspects: messages a
-    session carried before it had them, leaks if another session's earlier request
-    carried them. A shard sent to the parent leaves the sessions' fingerprints behind:
-    judging needs only the rest."""
+    """What one process keeps of the requests it read: which fingerprints each session
+    had (hashes of session and fingerprint); the rank of the first request that carried
+    each fingerprint, and the session of every request that carried any (ranks
+    ascending); and the suspects: messages a session carried before it had them, leaks if
+    another session's earlier request carried them. Fingerprints and ranks are kept as
+    64-bit ints in compact maps, 16 bytes an entry, since they span the whole log. A
+    shard sent to the parent leaves the sessions' fingerprints behind: judging needs only
+    the rest."""
 
     __slots__ = ("own", "first", "ranks", "sessions", "suspects")
 
     def __init__(self) -> None:
-        self.own: dict[str, set[str]] = {}
-        self.first: dict[str, int] = {}  # a rank, one int object per request: no tuple per fingerprint
+        self.own = CompactIntMap()  # hash((session, fingerprint)) -> 0; the hash is this process's, never sent
+        self.first = CompactIntMap()  # fingerprint -> rank
         self.ranks = array("q")
         self.sessions: list[str] = []
-        self.suspects: list[tuple[int, Any, int, str, Quoted]] = []
+        self.suspects: list[tuple[int, Any, int, int, Quoted]] = []
 
     def carried_by(self, rank: int, session: str) -> None:
         at = len(self.ranks)
@@ -145,7 +140,7 @@ class LeakShard:
         return self.first, self.ranks, self.sessions, self.suspects
 
     def __setstate__(self, state: tuple) -> None:
-        self.own = {}
+        self.own = CompactIntMap()
         self.first, self.ranks, self.sessions, self.suspects = state
 
 
@@ -153,5 +148,5 @@ class LeakShard:
 class TurnFacts:
     session: str
     turn: int
-    sent: list[tuple[int, str, dict[str, Any] | None]]  # (message index, fingerprint, the message if it is judged)
-    returned: str | None  # fingerprint of the logged response
+    sent: list[tuple[int, int, dict[str, Any] | None]]  # (message index, fingerprint, the message if it is judged)
+    returned: int | None  # fingerprint of the logged response
