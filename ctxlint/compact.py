@@ -12,7 +12,6 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from heapq import merge
-from typing import Iterator
 
 RUN = 1 << 13  # entries the dict holds before it is packed into a run
 
@@ -43,14 +42,6 @@ class CompactIntMap:
             self._recent[key] = value
             if len(self._recent) >= RUN:
                 self._pack()
-
-    def __len__(self) -> int:
-        return len(self._recent) + sum(len(keys) for keys, _ in self._runs)
-
-    def items(self) -> Iterator[tuple[int, int]]:
-        yield from self._recent.items()
-        for keys, values in self._runs:
-            yield from zip(keys, values)
 
     def _pack(self) -> None:
         run = sorted(self._recent.items())
