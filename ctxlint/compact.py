@@ -12,6 +12,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from heapq import merge
+from typing import Iterable
 
 RUN = 1 << 13  # entries the dict holds before it is packed into a run
 
@@ -44,11 +45,12 @@ class CompactIntMap:
                 self._pack()
 
     def _pack(self) -> None:
-        run = sorted(self._recent.items())
+        keys, values = _arrays(sorted(self._recent.items()))
         self._recent = {}
-        keys, values = array("q", (k for k, _ in run)), array("q", (v for _, v in run))
         while self._runs and len(self._runs[-1][0]) <= len(keys):
-            keys, values = _merged(self._runs.pop(), (keys, values))
+            # Streamed, not sorted as one list: a list of a million pairs would raise the
+            # peak (and so the RSS, which the allocator keeps) by tens of MB.
+            keys, values = _arrays(merge(zip(*self._runs.pop()), zip(keys, values)))
         self._runs.append((keys, values))
 
     def __getstate__(self) -> tuple:
@@ -58,11 +60,10 @@ class CompactIntMap:
         self._recent, self._runs = state
 
 
-def _merged(*runs: tuple[array, array]) -> tuple[array, array]:
-    """Two sorted runs as one. Streamed, not sorted as one list: a list of a million
-    pairs would raise the peak (and so the RSS, which the allocator keeps) by tens of MB."""
+def _arrays(pairs: Iterable[tuple[int, int]]) -> tuple[array, array]:
+    """Sorted (key, value) pairs as a run: its keys and its values."""
     keys, values = array("q"), array("q")
-    for key, value in merge(*(zip(*run) for run in runs)):
+    for key, value in pairs:
         keys.append(key)
         values.append(value)
     return keys, values
