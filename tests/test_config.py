@@ -66,6 +66,14 @@ def test_rule_options(project):
     assert code_lines(json_report(NEAR)) == [("CTX007", 1)]
 
 
+def test_restated_share_sets_how_much_a_summary_must_keep(project):
+    summaries = str(FIXTURES / "rules" / "CTX008" / "pass_summary_restates_first_user_message.jsonl")
+    assert code_lines(json_report(summaries)) == []
+    # session s1's summary keeps 7 of the 8 content words of the first user message ("find" is gone)
+    (project / "ctxlint.toml").write_text('[rules.CTX008]\nrestated_share = 1.0\n')
+    assert ("CTX008", 3) in code_lines(json_report(summaries))
+
+
 def test_model_overrides(project):
     (project / "ctxlint.toml").write_text('[models."gpt-4o"]\ncontext-window = 50000\n')
     assert ("CTX006", 1) in code_lines(json_report(NEAR))

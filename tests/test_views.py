@@ -64,3 +64,13 @@ def test_show_tells_a_summary_from_a_trim():
     assert record["messages"][2]["turns"]["3"]["why"] == "replaced by message 2 of this request"
     assert record["first_loss"] is None
     assert run_cli("check", log).exit_code == 0  # the first turn's constraints are kept: nothing to report
+
+
+def test_show_blames_the_dropped_summary_not_the_message_it_replaced():
+    case = str(FIXTURES / "rules" / "CTX008" / "fail_summary_dropped_or_too_thin.jsonl")
+    text = run_cli("show", case, "--session", "cut-s1").stdout
+    assert "turn 3: message #2 (user, turn 1 request) replaced by a summary — legal" in text
+    assert "turn 4: message #6 (system, turn 3 request) dropped — not legal: CTX008: the summary that restated" in text
+    assert "first loss: message #6, at turn 4" in text
+    restated = run_cli("show", str(FIXTURES / "rules" / "CTX008" / "pass_summary_restates_first_user_message.jsonl"), "--session", "s1").stdout
+    assert "not legal" not in restated and "first loss" not in restated

@@ -17,6 +17,17 @@ _CLOCKS_AND_IDS = (
 )
 _VOLATILE = {"user": re.compile(_CLOCKS_AND_IDS), "system": re.compile(_CLOCKS_AND_IDS + r"|\d+(?:[.,]\d+)*")}
 _SPACE = re.compile(r"\s+")
+# A summary restates a constraint in other words but keeps its content words: numbers,
+# names, nouns. Han, kana and hangul are read as character pairs, other scripts as words.
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+_WORD = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]{3,}")
+_SUMMARY_ROLES = ("system", "developer", "user")
+_FUNCTION_WORDS = frozenset(
+    "the and for with from that this these those you your yours are was were been being have has had "
+    "will would shall should can could may might must into onto over about than then them they their "
+    "there here what which who whom whose when where why how all any some such only also just very "
+    "please want wants need needs like our ours its it's him her his she".split()
+)
 
 
 @lru_cache(maxsize=4096)
@@ -31,6 +42,16 @@ def constraint_lines(text: str, role: str) -> frozenset[str]:
     return frozenset(lines)
 
 
+@lru_cache(maxsize=4096)
+def content_words(text: str) -> frozenset[str]:
+    """The words that carry a text's content (lowercased, function words left out)."""
+    text = text.lower()
+    words = {word for word in _WORD.findall(_CJK_RUN.sub(" ", text)) if word not in _FUNCTION_WORDS}
+    for run in _CJK_RUN.findall(text):
+        words.update(run[i:i + 2] for i in range(max(len(run) - 1, 1)))
+    return frozenset(words)
+
+
 class LostFirstTurnConstraint(Rule):
     """
     ## What it does
@@ -40,6 +61,13 @@ class LostFirstTurnConstraint(Rule):
     same role, after masking what agents legitimately refresh every turn (times, dates,
     counters, ids): a `Current time: …` line rewritten each turn is not a loss, and
     neither is a prompt that only grew.
+
+    A message counts as restated when the request that stops sending it puts a summary in
+    its place (a message inserted into the history, not new input) that keeps most of the
+    content words of what was cut (default 60%, option `restated_share`): numbers, names,
+    nouns; Chinese, Japanese and Korean text by character pairs. From then on that summary
+    is what the session must keep sending. A summary that keeps too little ("the user
+    wants a flight") is flagged like the cut itself.
 
     ## Why is this bad?
     The first system and user messages hold the user's constraints: the persona, the
@@ -52,7 +80,8 @@ class LostFirstTurnConstraint(Rule):
     sends only the last six messages.
 
     Use instead: trim from the middle; always keep the first system message and the first
-    user message (or a summary that restates their constraints, as a system message).
+    user message, or replace them with a summary that restates their constraints
+    (`"Summary: trip to Rome in May, budget 500€, answer in French."`).
     """
 
     code = "CTX008"
@@ -60,18 +89,20 @@ class LostFirstTurnConstraint(Rule):
     severity = "error"
     needs = ("chain",)
     scope = "session"
-    remediation = "Trim history from the middle: always resend the first system message and the first user message."
+    options = {"restated_share": 0.6}
+    remediation = "Trim history from the middle: always resend the first system message and the first user message, or a summary that restates them."
 
     def check(self, ctx) -> Iterable[Violation]:
         if ctx.turn.number == 1:
             return
-        for role in ("system", "user"):
-            found = ctx.session.opening.get(role)
-            if found is None:
+        for key in ("system", "user"):
+            kept = ctx.session.opening.get(key)
+            if kept is None:
                 continue
-            index, original = found
+            index, original, since = kept
             if index < len(ctx.messages) and ctx.messages[index] is original:
                 continue  # still sent where it was: the common case, decided without reading
+            role = role_of(original)
             original_text = text_of(original.get("content"))
             sent = [text_of(m.get("content")) for m in ctx.messages if role_of(m) == role]
             if original_text in sent:
@@ -83,11 +114,42 @@ class LostFirstTurnConstraint(Rule):
             for text in sent:
                 present |= constraint_lines(text, role)
             lost = wanted - present
-            if lost:
-                yield Violation(
-                    f"the session's first {role} message (turn 1, message {index}) is no longer sent"
-                    if len(lost) == len(wanted) else
-                    f"the session's first {role} message (turn 1, message {index}) lost {len(lost)} of its {len(wanted)} lines",
-                    key=role,
-                    evidence={"first_request_line": ctx.session.first_line, "first_turn_index": index, "lost_line": excerpt(sorted(lost)[0], 80)},
-                )
+            if not lost:
+                continue
+            what = f"the session's first {key} message (turn 1, message {index})" if since == 1 else \
+                f"the summary that restated the session's first {key} message (turn {since}, message {index})"
+            cut_words = content_words("\n".join(sorted(lost)))
+            summary, restated = self._best_summary(ctx, cut_words)
+            if summary is not None and restated >= ctx.option(self, "restated_share") * len(cut_words):
+                ctx.session.opening[key] = (summary, ctx.messages[summary], ctx.turn.number)
+                continue
+            evidence = {"first_request_line": ctx.session.first_line, "lost_line": excerpt(sorted(lost)[0], 80)}
+            evidence.update({"first_turn_index": index} if since == 1 else {"summary_turn": since, "summary_turn_index": index})
+            if summary is None:
+                message = f"{what} is no longer sent" if len(lost) == len(wanted) else f"{what} lost {len(lost)} of its {len(wanted)} lines"
+            else:
+                message = f"{what} is cut, and the summary put in its place (message {summary}) restates {restated} of its {len(cut_words)} content words"
+                evidence["summary_index"] = summary
+            yield Violation(message, key=key, message_index=summary, pointer=None if summary is None else f"/messages/{summary}", evidence=evidence)
+
+    @staticmethod
+    def _best_summary(ctx, cut_words: frozenset[str]) -> tuple[int | None, int]:
+        """Of the messages this request put into its history, the one that restates most of
+        the cut words. Put in: not carried from the previous request, and either before a
+        carried message or a system/user message ahead of the request's last user message
+        (an assistant message there may be the previous request's unlogged response)."""
+        transition = ctx.transition
+        if transition is None or not cut_words:
+            return None, 0
+        messages = ctx.messages
+        carried = set(transition.mapping)
+        last_user = max((i for i, m in enumerate(messages) if role_of(m) == "user"), default=-1)
+        best, best_count = None, -1
+        for index, message in enumerate(messages):
+            role = role_of(message)
+            if index in carried or not (index < transition.new_from and role != "tool" or index < last_user and role in _SUMMARY_ROLES):
+                continue
+            count = len(cut_words & content_words(text_of(message.get("content"))))
+            if count > best_count:
+                best, best_count = index, count
+        return best, max(best_count, 0)

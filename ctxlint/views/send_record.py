@@ -74,9 +74,18 @@ def _finding_for(findings: list[Finding], turn: int, entry: Entry, index: int | 
             return finding
         if index is not None and finding.message_index == index:
             return finding
-        if entry.first_turn == 1 and entry.origin == "turn 1 request" and finding.evidence.get("first_turn_index") == entry.row - 1:
+        if _is_cut_opening(finding, entry):
             return finding
     return None
+
+
+def _is_cut_opening(finding: Finding, entry: Entry) -> bool:
+    """Whether the finding says this message, a first system/user message or the summary that
+    restated one, is no longer sent (CTX008's evidence names its turn and index)."""
+    evidence = finding.evidence
+    turn, index = evidence.get("summary_turn", 1), evidence.get("summary_turn_index", evidence.get("first_turn_index"))
+    first = entry.statuses.get(entry.first_turn)
+    return index is not None and entry.origin == f"turn {turn} request" and first is not None and first.index == index
 
 
 class SendRecordBuilder:
