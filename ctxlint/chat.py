@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
 from typing import Any, Iterator
@@ -14,6 +15,8 @@ from ctxlint.caching import IdentityCache
 # reasoning (OpenRouter, Groq, Cerebras, vLLM-style hosts) and reasoning_details
 # (OpenRouter's structured form, which preserves the reasoning when passed back).
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
+
+EDIT_SIMILARITY = 0.6  # how alike two texts must be to count as one text, edited
 
 _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
 
@@ -33,6 +36,12 @@ def text_of(content: Any) -> str:
                 texts.append(part)
         return "\n".join(texts)
     return ""
+
+
+def similar(first: str, second: str) -> bool:
+    """Whether one text reads as an edit of the other (a refreshed system prompt, a user
+    message corrected and resent)."""
+    return difflib.SequenceMatcher(None, first[:2000], second[:2000], autojunk=False).ratio() >= EDIT_SIMILARITY
 
 
 def role_of(message: Any) -> str | None:

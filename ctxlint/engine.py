@@ -176,9 +176,10 @@ class SessionCheck:
     def __init__(self, session_id: str, file: str, explicit_key: bool, first: int) -> None:
         self.summary = SessionSummary(session_id, file, explicit_key, first)
         self.first_line = 0
-        # "system"/"user" -> (index, message, turn) of what the session must keep sending: its first
-        # system and user message, or the summary that restated one (CTX008 moves it there)
-        self.opening: dict[str, tuple[int, dict[str, Any], int]] = {}
+        # "system"/"user" -> (index, message, turn, label) of what the session must keep sending:
+        # its first system and user message, or what replaced one legitimately (an edit, a
+        # summary: CTX008 moves it there, with a label that names it)
+        self.opening: dict[str, tuple[int, dict[str, Any], int, str | None]] = {}
         self.previous: Turn | None = None
         self.ledger = ReasoningLedger()
         self.reported: set[tuple] | None = None
@@ -416,7 +417,7 @@ class Engine:
             for index, message in enumerate(record.messages):
                 role = role_of(message)
                 if role in ("system", "user") and role not in session.opening:
-                    session.opening[role] = (index, message, 1)
+                    session.opening[role] = (index, message, 1, None)
             session.fingerprint_base = session.id if session.explicit_key else short_hash([list(map(str, ident)) for ident in turn.identities[:4]])
         if session.pending and turn.number == 2:  # the chain is there: the first request counts as judged
             for rule in rules:

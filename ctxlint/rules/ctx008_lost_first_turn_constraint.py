@@ -4,7 +4,7 @@ import re
 from functools import lru_cache
 from typing import Iterable
 
-from ctxlint.chat import excerpt, role_of, text_of
+from ctxlint.chat import excerpt, message_identity, role_of, text_of
 from ctxlint.rules.base import Rule, Violation
 
 # What agents legitimately rewrite inside an unchanged prompt: clocks, dates and ids in any
@@ -67,7 +67,9 @@ class LostFirstTurnConstraint(Rule):
     content words of what was cut (default 60%, option `restated_share`): numbers, names,
     nouns; Chinese, Japanese and Korean text by character pairs. From then on that summary
     is what the session must keep sending. A summary that keeps too little ("the user
-    wants a flight") is flagged like the cut itself.
+    wants a flight") is flagged like the cut itself. So is an edit: when the user corrects
+    the first message and resends it (the request is the history up to that message, then
+    its new text), the corrected message is what must be kept from then on.
 
     ## Why is this bad?
     The first system and user messages hold the user's constraints: the persona, the
@@ -99,7 +101,7 @@ class LostFirstTurnConstraint(Rule):
             kept = ctx.session.opening.get(key)
             if kept is None:
                 continue
-            index, original, since = kept
+            index, original, since, label = kept
             if index < len(ctx.messages) and ctx.messages[index] is original:
                 continue  # still sent where it was: the common case, decided without reading
             role = role_of(original)
@@ -116,15 +118,21 @@ class LostFirstTurnConstraint(Rule):
             lost = wanted - present
             if not lost:
                 continue
-            what = f"the session's first {key} message (turn 1, message {index})" if since == 1 else \
-                f"the summary that restated the session's first {key} message (turn {since}, message {index})"
+            subject = f"the session's first {key} message"
+            edited = ctx.transition.edited_at
+            if edited is not None and message_identity(original) == ctx.previous.identities[edited]:
+                label = f"{subject}, as edited at turn {ctx.turn.number} (message {edited})"
+                ctx.session.opening[key] = (edited, ctx.messages[edited], ctx.turn.number, label)
+                continue  # the user corrected it: the edit is what the session must keep now
+            what = label or f"{subject} (turn 1, message {index})"
             cut_words = content_words("\n".join(sorted(lost)))
             summary, restated = self._best_summary(ctx, cut_words)
             if summary is not None and restated >= ctx.option(self, "restated_share") * len(cut_words):
-                ctx.session.opening[key] = (summary, ctx.messages[summary], ctx.turn.number)
+                label = f"the summary that restated {subject} (turn {ctx.turn.number}, message {summary})"
+                ctx.session.opening[key] = (summary, ctx.messages[summary], ctx.turn.number, label)
                 continue
             evidence = {"first_request_line": ctx.session.first_line, "lost_line": excerpt(sorted(lost)[0], 80)}
-            evidence.update({"first_turn_index": index} if since == 1 else {"summary_turn": since, "summary_turn_index": index})
+            evidence.update({"first_turn_index": index} if since == 1 else {"since_turn": since, "since_index": index})
             if summary is None:
                 message = f"{what} is no longer sent" if len(lost) == len(wanted) else f"{what} lost {len(lost)} of its {len(wanted)} lines"
             else:

@@ -14,8 +14,10 @@ class DroppedAssistantTurn(Rule):
     matched by tool_call ids, or by visible text with `<think>` blocks and whitespace
     ignored, so reasoning moved inline or re-wrapped is not a drop; an assistant message
     standing where the reply belongs counts as the reply, re-worded (agents that use
-    structured output keep only its text). A resend of request
-    N (a retry) is not judged here, and neither is a response that was an error.
+    structured output keep only its text). A resend of request N (a retry) is not judged
+    here, and neither is a response that was an error, nor an edit: a request that is N's
+    messages up to one of its user messages, then a corrected text of that message (a chat
+    UI's edit-and-resend branches the conversation there).
 
     ## Why is this bad?
     The model's own turn vanished: typically an assistant message with empty `content`
@@ -43,7 +45,7 @@ class DroppedAssistantTurn(Rule):
         previous = ctx.previous
         if transition is None or transition.response_index is None or previous.response_message is None:
             return
-        if previous.record.response.failed or not transition.adds_messages:
+        if previous.record.response.failed or not transition.adds_messages or transition.edited_at is not None:
             return
         if transition.response_position is not None:
             return

@@ -14,8 +14,12 @@ ERROR_CLASSES = (
     ("message order", re.compile(r"tool_call_id|tool_calls|must be followed|preceding|role|alternat|consecutive|order", re.IGNORECASE)),
     ("rate limit", re.compile(r"rate.?limit|too many requests|quota|throttl|限流", re.IGNORECASE)),
     ("auth", re.compile(r"api.?key|unauthori|forbidden|authentication|permission|invalid token", re.IGNORECASE)),
+    ("server error", re.compile(r"overloaded|internal server error|service unavailable|bad gateway|temporarily unavailable|服务繁忙|系统繁忙", re.IGNORECASE)),
 )
 STATUS_CLASSES = {401: "auth", 403: "auth", 429: "rate limit"}
+# CTX006 reports a context-length error, with the token count; the provider's load is not
+# the request's fault.
+NOT_ABOUT_THE_REQUEST = ("context length", "rate limit", "server error")
 
 
 def classify(status: int | None, text: str) -> str:
@@ -32,9 +36,12 @@ def classify(status: int | None, text: str) -> str:
 class ProviderError(Rule):
     """
     ## What it does
-    Reports a logged response that is an API error, classified as message order,
-    thinking/reasoning, rate limit, auth, server error or other, quoting the provider's
-    message. A context-length error is reported once, by CTX006, with the token count.
+    Reports a logged response that is an API error about the request, classified as
+    message order, thinking/reasoning, auth or other, quoting the provider's message. A
+    context-length error is reported once, by CTX006, with the token count. Rate-limit
+    and server errors (HTTP 429, 5xx, "overloaded") are not reported: they say nothing
+    about the request, and retrying them is the right handling; the turn table shows them
+    as the turn's finish.
 
     ## Why is this bad?
     An error response is the provider telling you what was wrong with the request. In a
@@ -46,13 +53,14 @@ class ProviderError(Rule):
     {"status": 400, "response": {"error": {"message": "Missing reasoning_content field in the assistant message at message index 2", "type": "invalid_request_error"}}}
     ```
 
-    Use instead: fix the request the error names; retry only rate-limit and server errors.
+    Use instead: fix the request the error names; only rate-limit and server errors are
+    worth retrying.
     """
 
     code = "CTX022"
     name = "provider-error"
     severity = "error"
-    remediation = "Fix what the provider's error names; retry only rate-limit and server errors, with backoff."
+    remediation = "Fix what the provider's error names in the request; resending it unchanged will fail again."
 
     def check(self, ctx) -> Iterable[Violation]:
         response = ctx.turn.record.response
@@ -61,8 +69,8 @@ class ProviderError(Rule):
         error = response.error or {}
         text = response.error_text
         kind = classify(response.status, text)
-        if kind == "context length":
-            return  # CTX006 reports it, with the token count
+        if kind in NOT_ABOUT_THE_REQUEST:
+            return
         quoted = excerpt(str(error.get("message") or text or f"HTTP {response.status}"), 200)
         yield Violation(
             f"the provider answered with an error ({kind}{f', HTTP {response.status}' if response.status else ''}): {quoted}",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from ctxlint.chat import role_of, similar, text_of
 from ctxlint.sessions.model import Turn
 
 
@@ -20,6 +21,7 @@ class Transition:
     response_index: int | None  # position of the logged response in `mapping`, if logged
     new_from: int  # first index of the next request after everything matched
     adds_messages: bool = False
+    edited_at: int | None = None  # see edited_user_message
 
     @property
     def response_position(self) -> int | None:
@@ -54,4 +56,20 @@ def align(previous: Turn, following: Turn) -> Transition:
         if found is not None:
             cursor = found
     new_from = cursor + 1
-    return Transition(tuple(mapping), response_index, new_from, adds_messages=new_from < len(following.identities))
+    return Transition(tuple(mapping), response_index, new_from, adds_messages=new_from < len(following.identities),
+                      edited_at=edited_user_message(previous, following, mapping))
+
+
+def edited_user_message(previous: Turn, following: Turn, mapping: list[int | None]) -> int | None:
+    """k when the next request is the previous one's first k messages followed by a new text
+    of its user message k, and nothing else: a chat UI's edit-and-resend, which branches
+    the conversation there (what came after message k, the response too, is left behind)."""
+    edited = len(following.identities) - 1
+    if not 0 <= edited < len(previous.identities) or len(previous.messages) != len(previous.identities):
+        return None  # nothing to edit, or the previous request was slimmed (bodies let go)
+    if any(mapping[i] != i for i in range(edited)) or any(p is not None for p in mapping[edited:]):
+        return None
+    old, new = previous.messages[edited], following.messages[edited]
+    if role_of(old) != "user" or role_of(new) != "user":
+        return None
+    return edited if similar(text_of(old.get("content")), text_of(new.get("content"))) else None

@@ -4,18 +4,16 @@ or replaced by a summary. It answers "what did the model actually see when it fo
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxlint.chat import REASONING_FIELDS, Quoted, excerpt, message_identity, role_of, text_of, tool_call_ids
+from ctxlint.chat import REASONING_FIELDS, Quoted, excerpt, message_identity, role_of, similar, text_of, tool_call_ids
 from ctxlint.profiles import ProfileBook, passback_required
 from ctxlint.rules.base import Finding
 from ctxlint.sessions.model import STEERING_ROLES, Session, Turn
 from ctxlint.tokens.counter import TokenCounter
 
 SENT, MODIFIED, DROPPED, SUMMARIZED = "sent", "modified", "dropped", "summarized"
-EDIT_SIMILARITY = 0.6  # how alike two system prompts must be to count as one edited prompt
 
 
 @dataclass(slots=True)
@@ -61,10 +59,6 @@ def _changed_fields(original: dict[str, Any], sent: dict[str, Any]) -> tuple[str
     return tuple(changed)
 
 
-def _similar(first: str, second: str) -> bool:
-    return difflib.SequenceMatcher(None, first[:2000], second[:2000], autojunk=False).ratio() >= EDIT_SIMILARITY
-
-
 def _finding_for(findings: list[Finding], turn: int, entry: Entry, index: int | None) -> Finding | None:
     """A finding of this turn that is about this message (by tool_call id, index, or first-turn slot)."""
     for finding in findings:
@@ -80,10 +74,10 @@ def _finding_for(findings: list[Finding], turn: int, entry: Entry, index: int | 
 
 
 def _is_cut_opening(finding: Finding, entry: Entry) -> bool:
-    """Whether the finding says this message, a first system/user message or the summary that
-    restated one, is no longer sent (CTX008's evidence names its turn and index)."""
+    """Whether the finding says this message, a first system/user message or what replaced
+    one (an edit, a summary), is no longer sent (CTX008's evidence names its turn and index)."""
     evidence = finding.evidence
-    turn, index = evidence.get("summary_turn", 1), evidence.get("summary_turn_index", evidence.get("first_turn_index"))
+    turn, index = evidence.get("since_turn", 1), evidence.get("since_index", evidence.get("first_turn_index"))
     first = entry.statuses.get(entry.first_turn)
     return index is not None and entry.origin == f"turn {turn} request" and first is not None and first.index == index
 
@@ -187,7 +181,7 @@ class SendRecordBuilder:
                 continue
             slot = last.index
             if (slot < len(turn.messages) and slot not in matched and role_of(turn.messages[slot]) == entry.role
-                    and _similar(text_of(entry.original.get("content")), text_of(turn.messages[slot].get("content")))):
+                    and similar(text_of(entry.original.get("content")), text_of(turn.messages[slot].get("content")))):
                 matched[slot] = entry
                 taken.add(id(entry))
 
