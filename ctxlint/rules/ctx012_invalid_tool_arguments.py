@@ -14,6 +14,8 @@ def parsed_arguments(arguments: Any) -> tuple[dict | None, str | None]:
         return arguments, None  # several SDKs send an object; it is readable
     if not isinstance(arguments, str):
         return None, f"arguments is {json_type(arguments)}, not a JSON string"
+    if not arguments.strip():
+        return {}, None  # how several models call a tool without parameters; CTX013 checks required ones
     try:
         value = orjson.loads(arguments)
     except orjson.JSONDecodeError as error:
@@ -28,6 +30,9 @@ class InvalidToolArguments(Rule):
     ## What it does
     Flags a tool call whose `arguments` is not a complete JSON object: a fragment of a
     streamed call executed before the stream finished, a truncated string, a bare value.
+    An empty string is read as `{}`: several models (Claude on Bedrock, some
+    OpenAI-compatible hosts) call a tool that takes no parameters that way. When the tool's
+    schema requires parameters, CTX013 reports the missing ones.
 
     ## Why is this bad?
     The tool ran (or failed) on arguments the model never finished writing, and the
