@@ -30,6 +30,7 @@ from ctxlint.rules.ctx024_consecutive_assistant_messages import ConsecutiveAssis
 from ctxlint.rules.ctx025_repaired_history import RepairedHistory
 from ctxlint.rules.ctx026_tool_call_loop import ToolCallLoop
 from ctxlint.rules.ctx027_tool_arguments_as_object import ToolArgumentsAsObject
+from ctxlint.rules.ctx028_duplicate_tool_result import DuplicateToolResult
 from ctxlint.rules.ctx900_invalid_record import InvalidRecord
 
 RULES: dict[str, type[Rule]] = {
@@ -62,6 +63,7 @@ RULES: dict[str, type[Rule]] = {
         RepairedHistory,
         ToolCallLoop,
         ToolArgumentsAsObject,
+        DuplicateToolResult,
         InvalidRecord,
     )
 }
