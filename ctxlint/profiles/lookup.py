@@ -31,7 +31,6 @@ class Profile:
     reasoning_effort: tuple[str, ...] | None = None
     rejects: tuple[tuple[str, Any], ...] = ()
     passback: frozenset[str] = field(default_factory=frozenset)
-    reasoning_in_input_rejected: bool = False
     sources: tuple[str, ...] = ()
 
     @property
@@ -123,7 +122,6 @@ class ProfileBook:
             reasoning_effort=tuple(entry["reasoning_effort"]) if entry and entry.get("reasoning_effort") else None,
             rejects=tuple((r["path"], r["value"]) for r in entry.get("rejects", ())) if entry else (),
             passback=frozenset(entry.get("passback", ())) if entry else frozenset(),
-            reasoning_in_input_rejected=bool(entry.get("reasoning_in_input_rejected")) if entry else False,
             sources=tuple(entry.get("sources", ())) if entry else (("models-dev",) if window else ()),
         )
         return self._with_override(profile, target)
