@@ -102,3 +102,15 @@ def test_truncated_gzip_reports_what_was_read_and_where_it_stopped(tmp_path):
     result = run_cli("check", "--format", "json", str(broken))
     assert result.exit_code == 2
     assert "cut.jsonl.gz: read stopped" in result.stderr
+
+
+def test_http_exchange_and_string_bodies():
+    report = json_report(str(READERS / "http_exchange_bodies.jsonl"))
+    assert code_lines(report) == [("CTX004", 2), ("CTX022", 3), ("CTX900", 4)]
+    problem = next(f for f in report["findings"] if f["code"] == "CTX900")
+    assert problem["message"].startswith("request body is a string of JSON that does not parse (unexpected end of data")
+    assert problem["pointer"] == "/request/body"
+    assert report["summary"]["token_counters"]["server"] == 1  # line 1's usage, read from the response body string
+    ingested = read_inputs([str(READERS / "http_exchange_bodies.jsonl")])
+    first, second = ingested.records[:2]
+    assert first.response.message["reasoning_content"] == "Need the weather tool." and second.response.finish_reason == "stop"

@@ -143,10 +143,12 @@ def _hint(text: bytes, array: int) -> bytes:
 
 
 def _messages_of(value: Any) -> Any:
-    """The messages list where shapes.normalize reads it: bare, envelope or batch line."""
+    """The messages list where shapes.normalize reads it: bare, envelope (its request, or the
+    request's HTTP body) or batch line."""
     if not isinstance(value, dict):
         return None
-    for holder in (value.get("request"), value.get("body"), value):
+    request = value.get("request")
+    for holder in (request, request.get("body") if isinstance(request, dict) else None, value.get("body"), value):
         if isinstance(holder, dict) and isinstance(holder.get("messages"), list):
             return holder["messages"]
     return None

@@ -142,9 +142,48 @@ def is_anthropic_body(body: dict[str, Any], known: int = 0) -> bool:
     return False
 
 
+def _status(obj: dict[str, Any]) -> int | None:
+    status = obj.get("status")
+    if isinstance(status, int):
+        return status
+    status = obj.get("status_code")
+    return status if isinstance(status, int) else None
+
+
+def _is_http_exchange(part: Any) -> bool:
+    """An HTTP logger's half of an exchange: the JSON body next to url, method, headers or status."""
+    return isinstance(part, dict) and "body" in part and "messages" not in part and "choices" not in part \
+        and not HTTP_KEYS.isdisjoint(part)
+
+
+HTTP_KEYS = frozenset(("url", "method", "headers", "status", "status_code"))
+
+
+def http_body(request: Any, pointer: str) -> tuple[Any, str]:
+    """The request body as HTTP loggers store it: the object itself, a string holding its
+    JSON, or {"url", "method", "headers", "body"}."""
+    if _is_http_exchange(request):
+        return http_body(request["body"], pointer + "/body")
+    if isinstance(request, str) and request.lstrip().startswith("{"):
+        try:
+            return orjson.loads(request), pointer
+        except orjson.JSONDecodeError:
+            return request, pointer  # reported as a string body
+    return request, pointer
+
+
+def _described(body: Any) -> str:
+    if isinstance(body, str) and body.lstrip().startswith("{"):
+        try:
+            orjson.loads(body)
+        except orjson.JSONDecodeError as error:
+            return f"a string of JSON that does not parse ({error.msg} at column {error.colno})"
+    return json_type(body)
+
+
 def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, reused: int = 0, **fields: Any) -> Record | InputProblem | Skipped:
     if not isinstance(body, dict):
-        return InputProblem(file, line, f"request body is {json_type(body)}, not an object", pointer_base or "/")
+        return InputProblem(file, line, f"request body is {_described(body)}, not an object", pointer_base or "/")
     if is_anthropic_body(body, reused):  # counted as skipped, as in cassettes: not linted as chat-completions
         return Skipped(file, line, "not chat-completions: Anthropic Messages API")
     if isinstance(body.get("messages"), list):
@@ -160,10 +199,13 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
     if not isinstance(obj, dict):
         return InputProblem(file, line, f"record is {json_type(obj)}, not an object")
     if isinstance(obj.get("request"), dict) or ("request" in obj and "messages" not in obj):
-        status = obj.get("status") if isinstance(obj.get("status"), int) else obj.get("status_code") if isinstance(obj.get("status_code"), int) else None
+        request, pointer = http_body(obj.get("request"), "/request")
+        response, status = obj.get("response"), _status(obj)
+        if _is_http_exchange(response):
+            response, status = response["body"], _status(response) or status
         return _record(
-            obj.get("request"), file, line, "envelope", "/request", reused,
-            response=parse_response(obj.get("response"), status),
+            request, file, line, "envelope", pointer, reused,
+            response=parse_response(response, status),
             session_key=_session_key(obj, session_key_path),
         )
     if isinstance(obj.get("custom_id"), str) and "body" in obj and ("method" in obj or "url" in obj):
