@@ -4,7 +4,7 @@ from typing import Iterable
 
 import orjson
 
-from ctxlint.chat import assistant_calls, call_function, role_of, tool_calls_of
+from ctxlint.chat import assistant_calls, call_function, role_of, text_of, tool_calls_of
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx012_invalid_tool_arguments import parsed_arguments
 
@@ -20,10 +20,13 @@ class ToolCallLoop(Rule):
     """
     ## What it does
     Warns when the same tool is called with the same arguments N times in a row within a
-    session (default 3, option `repeats`). Arguments are compared as parsed JSON, so key
-    order and spacing do not matter; any other call in between breaks the run. Two
-    identical calls are often a legitimate retry after a transient tool failure; three
-    in a row is where retries stop explaining it, hence the default.
+    session (default 3, option `repeats`) and gets the same result each time. Arguments
+    are compared as parsed JSON, so key order and spacing do not matter; any other call in
+    between breaks the run, and so does a result that differs from the one before: an
+    agent polling a job whose status moves on ("queued", "running", "done") is learning
+    something. A call whose result is not in the history (not answered yet, or dropped)
+    continues the run. Two identical calls are often a legitimate retry after a transient
+    tool failure; three in a row is where retries stop explaining it, hence the default.
 
     ## Why is this bad?
     The agent is stuck: the result it got did not change its next step, usually because
@@ -51,13 +54,13 @@ class ToolCallLoop(Rule):
         # up to `repeats` of them, since a longer run was reported when it reached `repeats`.
         earlier = []
         for index, call in _calls_backwards(messages, start):
-            if len(earlier) == repeats or (earlier and call_signature(call) != call_signature(earlier[-1][1])):
+            if len(earlier) == repeats or (earlier and not _repeats(messages, (index, call), earlier[-1])):
                 break
             earlier.append((index, call))
         calls = earlier[::-1] + [(index, call) for index, _, call in assistant_calls(messages, start)]
         run_start, run = 0, 0
         for position, (index, call) in enumerate(calls):
-            if position and call_signature(call) == call_signature(calls[position - 1][1]):
+            if position and _repeats(messages, calls[position - 1], (index, call)):
                 run += 1
             else:
                 run_start, run = position, 1
@@ -69,6 +72,27 @@ class ToolCallLoop(Rule):
                     key=(name, arguments, first_call.get("id"), first_index), message_index=index, tool_call_id=call.get("id"),
                     pointer=f"/messages/{index}", evidence={"tool": name, "repeats": repeats},
                 )
+
+
+def _repeats(messages: list[dict], before: tuple[int, dict], after: tuple[int, dict]) -> bool:
+    """Whether the later call repeats the earlier one: same tool, same arguments, and no
+    different result came back in between."""
+    if call_signature(before[1]) != call_signature(after[1]):
+        return False
+    first, second = _result_of(messages, *before), _result_of(messages, *after)
+    return first is None or second is None or first == second
+
+
+def _result_of(messages: list[dict], index: int, call: dict) -> str | None:
+    """The text of the tool message that answers the call of assistant message `index`."""
+    call_id = call.get("id")
+    for later in range(index + 1, len(messages)):
+        message = messages[later]
+        if role_of(message) != "tool":
+            return None
+        if message.get("tool_call_id") == call_id:
+            return text_of(message.get("content"))
+    return None
 
 
 def _calls_backwards(messages: list[dict], end: int):
