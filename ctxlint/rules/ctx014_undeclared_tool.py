@@ -12,7 +12,9 @@ class UndeclaredTool(Rule):
     ## What it does
     Flags a tool call in the history that names a function the request's `tools` does
     not declare. A request that declares no tools at all is not judged: its tool list
-    was simply not logged, or the conversation ended its tool phase.
+    was simply not logged, or the conversation ended its tool phase. A provider's own
+    tools declared by type (`{"type": "web_search", ...}` on GLM, `retrieval`) count
+    under that name.
 
     ## Why is this bad?
     The app changed the tool list mid-session (a tool removed, renamed, or a sub-agent's
@@ -32,7 +34,7 @@ class UndeclaredTool(Rule):
     remediation = "Declare every tool the history calls in the request's tools, or rewrite retired calls as text."
 
     def check(self, ctx) -> Iterable[Violation]:
-        declared = declared_tools(ctx.request)
+        declared = set(declared_tools(ctx.request)) | _server_tools(ctx.request)
         if not declared:
             return
         for index, position, call in assistant_calls(ctx.messages, ctx.unchanged(self)):
@@ -44,3 +46,10 @@ class UndeclaredTool(Rule):
                     pointer=f"/messages/{index}/tool_calls/{position}/function/name",
                     evidence={"declared": sorted(declared)[:20]},
                 )
+
+
+def _server_tools(request: dict) -> set[str]:
+    """The types of declared tools that are not functions: the provider runs them, and
+    their calls carry the type as the name."""
+    return {tool["type"] for tool in request.get("tools") or [] if isinstance(tool, dict)
+            and isinstance(tool.get("type"), str) and tool["type"] != "function" and not isinstance(tool.get("function"), dict)}
