@@ -32,7 +32,9 @@ class ContextWindowExceeded(Rule):
     logged response is the provider's context-length error. Prompt tokens are the
     server's `usage.prompt_tokens` when logged, else counted offline (the report names
     the counter); the window comes from the model profile, models.dev data, or
-    `--context-window`.
+    `--context-window`. An offline count must pass the window by more than its counter
+    can be off (15% for cl100k_base standing in for another tokenizer, 30% for the
+    character estimate); short of that, CTX007 warns that the prompt may not fit.
 
     ## Why is this bad?
     Past the window the provider refuses the request, or (behind some gateways) cuts
@@ -61,11 +63,12 @@ class ContextWindowExceeded(Rule):
         provider_said = context_length_error(ctx)
         window = ctx.profile.context_window
         tokens = ctx.tokens
-        if window is not None and tokens.tokens > window:
+        if window is not None and tokens.over(window):
             yield Violation(
                 f"prompt is {tokens.tokens:,} tokens ({tokens.counter}), over the {window:,}-token window of {ctx.profile.id}",
                 key="exceeded",
-                evidence={"prompt_tokens": tokens.tokens, "counter": tokens.counter, "window": window, "window_source": ctx.profile.window_source},
+                evidence={"prompt_tokens": tokens.tokens, "counter": tokens.counter, "counting_error": tokens.counting_error,
+                          "window": window, "window_source": ctx.profile.window_source},
             )
         elif provider_said:
             quoted = excerpt(provider_said, 200)

@@ -9,7 +9,8 @@ class ContextWindowNearLimit(Rule):
     """
     ## What it does
     Warns once per session at the first request whose prompt reaches a share of the
-    model's context window (default 80%, option `ratio`) without exceeding it. 80%
+    model's context window (default 80%, option `ratio`) without surely exceeding it (an
+    offline count a little past the window is reported here, as "may not fit"). 80%
     leaves room for a few more turns of typical agent growth (a tool result or two) and
     for counting error when the tokens are an offline approximation.
 
@@ -35,9 +36,10 @@ class ContextWindowNearLimit(Rule):
         window = ctx.profile.context_window
         tokens = ctx.tokens
         ratio = ctx.option(self, "ratio")
-        if window * ratio <= tokens.tokens <= window:
+        if window * ratio <= tokens.tokens and not tokens.over(window):
+            may_not_fit = f": it may not fit (the count can be off by {tokens.counting_error:.0%})" if tokens.tokens > window else ""
             yield Violation(
-                f"prompt is {tokens.tokens:,} tokens ({tokens.counter}), {tokens.tokens / window:.0%} of the {window:,}-token window of {ctx.profile.id}",
+                f"prompt is {tokens.tokens:,} tokens ({tokens.counter}), {tokens.tokens / window:.0%} of the {window:,}-token window of {ctx.profile.id}{may_not_fit}",
                 key="near-limit",
                 evidence={"prompt_tokens": tokens.tokens, "counter": tokens.counter, "window": window, "threshold": ratio},
             )

@@ -19,6 +19,12 @@ TOKENS_PER_REPLY = 3
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
+# How far an offline count can be from the model's own tokenizer: cl100k_base against
+# other vocabularies (GLM, Qwen and DeepSeek spend fewer tokens on Chinese, o200k_base on
+# most languages), the character estimate against any.
+COUNTING_ERROR = {"approximation": 0.15, "estimate": 0.30}
+
+
 @dataclass(frozen=True, slots=True)
 class TokenCount:
     tokens: int
@@ -27,6 +33,16 @@ class TokenCount:
     @property
     def exact(self) -> bool:
         return self.counter == "server" or (self.counter.startswith("tiktoken:") and "approx" not in self.counter)
+
+    @property
+    def counting_error(self) -> float:
+        if self.exact:
+            return 0.0
+        return COUNTING_ERROR["estimate" if self.counter == "estimate" else "approximation"]
+
+    def over(self, window: int) -> bool:
+        """Past the window even if the count is off by as much as its counter can be."""
+        return self.tokens > window * (1 + self.counting_error)
 
 
 def estimate_tokens(text: str) -> int:
