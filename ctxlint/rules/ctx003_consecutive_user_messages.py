@@ -9,7 +9,9 @@ from ctxlint.rules.base import Rule, Violation
 class ConsecutiveUserMessages(Rule):
     """
     ## What it does
-    Flags two `user` messages that follow each other with nothing between them.
+    Flags two `user` messages that follow each other with nothing between them. Two
+    participants of a group chat, told apart by different `name` fields (the field
+    chat-completions defines for that), are not flagged.
 
     ## Why is this bad?
     Chat models are trained on alternating turns. Two user messages in a row mean the
@@ -39,7 +41,8 @@ class ConsecutiveUserMessages(Rule):
     def check(self, ctx) -> Iterable[Violation]:
         messages = ctx.messages
         for index in range(max(1, ctx.unchanged(self)), len(messages)):
-            if role_of(messages[index]) == "user" and role_of(messages[index - 1]) == "user":
+            if role_of(messages[index]) == "user" and role_of(messages[index - 1]) == "user" \
+                    and not _two_participants(messages[index - 1], messages[index]):
                 first, second = (text_of(messages[i].get("content")) for i in (index - 1, index))
                 yield Violation(
                     f"messages {index - 1} and {index} are both user messages",
@@ -47,3 +50,8 @@ class ConsecutiveUserMessages(Rule):
                     message_index=index, pointer=f"/messages/{index}",
                     evidence={"previous": excerpt(first, 60), "this": excerpt(second, 60)},
                 )
+
+
+def _two_participants(first: dict, second: dict) -> bool:
+    names = first.get("name"), second.get("name")
+    return all(isinstance(name, str) and name for name in names) and names[0] != names[1]
