@@ -44,6 +44,13 @@ def similar(first: str, second: str) -> bool:
     return difflib.SequenceMatcher(None, first[:2000], second[:2000], autojunk=False).ratio() >= EDIT_SIMILARITY
 
 
+def different_participants(first: dict[str, Any], second: dict[str, Any]) -> bool:
+    """Two messages of one role from two named participants (chat-completions' `name`:
+    a group chat's users, a multi-agent run's agents)."""
+    names = first.get("name"), second.get("name")
+    return all(isinstance(name, str) and name for name in names) and names[0] != names[1]
+
+
 def role_of(message: Any) -> str | None:
     # Called for every message by most rules: exact type checks (parsed JSON has no subclasses).
     role = message.get("role") if type(message) is dict else None

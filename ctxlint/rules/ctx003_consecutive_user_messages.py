@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import excerpt, role_of, short_hash, text_of
+from ctxlint.chat import different_participants, excerpt, role_of, short_hash, text_of
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -42,7 +42,7 @@ class ConsecutiveUserMessages(Rule):
         messages = ctx.messages
         for index in range(max(1, ctx.unchanged(self)), len(messages)):
             if role_of(messages[index]) == "user" and role_of(messages[index - 1]) == "user" \
-                    and not _two_participants(messages[index - 1], messages[index]):
+                    and not different_participants(messages[index - 1], messages[index]):
                 first, second = (text_of(messages[i].get("content")) for i in (index - 1, index))
                 yield Violation(
                     f"messages {index - 1} and {index} are both user messages",
@@ -50,8 +50,3 @@ class ConsecutiveUserMessages(Rule):
                     message_index=index, pointer=f"/messages/{index}",
                     evidence={"previous": excerpt(first, 60), "this": excerpt(second, 60)},
                 )
-
-
-def _two_participants(first: dict, second: dict) -> bool:
-    names = first.get("name"), second.get("name")
-    return all(isinstance(name, str) and name for name in names) and names[0] != names[1]

@@ -2,14 +2,15 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import role_of
+from ctxlint.chat import different_participants, role_of
 from ctxlint.rules.base import Rule, Violation
 
 
 class ConsecutiveAssistantMessages(Rule):
     """
     ## What it does
-    Warns about two assistant messages that follow each other.
+    Warns about two assistant messages that follow each other, unless different `name`
+    fields tell them apart as two agents of a multi-agent conversation.
 
     ## Why is this bad?
     One model reply was stored as two messages (a streamed reply split into an empty
@@ -29,7 +30,8 @@ class ConsecutiveAssistantMessages(Rule):
 
     def check(self, ctx) -> Iterable[Violation]:
         for index in range(max(1, ctx.unchanged(self)), len(ctx.messages)):
-            if role_of(ctx.messages[index]) == "assistant" and role_of(ctx.messages[index - 1]) == "assistant":
+            if role_of(ctx.messages[index]) == "assistant" and role_of(ctx.messages[index - 1]) == "assistant" \
+                    and not different_participants(ctx.messages[index - 1], ctx.messages[index]):
                 yield Violation(
                     f"messages {index - 1} and {index} are both assistant messages",
                     key=(ctx.turn.identities[index - 1], ctx.turn.identities[index]), message_index=index, pointer=f"/messages/{index}",
