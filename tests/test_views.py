@@ -74,3 +74,10 @@ def test_show_blames_the_dropped_summary_not_the_message_it_replaced():
     assert "first loss: message #6, at turn 4" in text
     restated = run_cli("show", str(FIXTURES / "rules" / "CTX008" / "pass_summary_restates_first_user_message.jsonl"), "--session", "s1").stdout
     assert "not legal" not in restated and "first loss" not in restated
+
+
+def test_show_says_what_an_edit_left_behind():
+    case = str(FIXTURES / "rules" / "CTX016" / "pass_edited_user_message_branches.jsonl")
+    text = run_cli("show", case, "--session", "e2").stdout
+    assert "turn 3: message #4 (user, turn 2 request) dropped — legal: left behind: the user edited message 3 and resent from there" in text
+    assert "not legal" not in text

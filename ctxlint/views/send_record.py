@@ -10,6 +10,7 @@ from typing import Any
 from ctxlint.chat import REASONING_FIELDS, Quoted, excerpt, message_identity, role_of, similar, text_of, tool_call_ids
 from ctxlint.profiles import ProfileBook, passback_required
 from ctxlint.rules.base import Finding
+from ctxlint.sessions.history import align
 from ctxlint.sessions.model import STEERING_ROLES, Session, Turn
 from ctxlint.tokens.counter import TokenCounter
 
@@ -106,8 +107,11 @@ class SendRecordBuilder:
 
     def build(self) -> SendRecord:
         by_identity: dict[tuple, Entry] = {}
+        previous_turn: Turn | None = None
         for turn in self.session.turns:
             profile = self.profiles.lookup(turn.record.model)
+            edited = align(previous_turn, turn).edited_at if previous_turn is not None else None
+            previous_turn = turn
             matched: dict[int, Entry] = {}
             cursor = -1
             positions: dict[tuple, list[int]] = {}
@@ -161,6 +165,8 @@ class SendRecordBuilder:
                     status = Status(DROPPED, legal=False, why=f"{finding.code}: {finding.message}")
                 elif previous is not None and previous.kind in (DROPPED, SUMMARIZED):
                     status = Status(previous.kind, legal=previous.legal, why="still not sent" if previous.legal else previous.why)
+                elif edited is not None:
+                    status = Status(DROPPED, why=f"left behind: the user edited message {edited} and resent from there")
                 elif inserted:
                     status = Status(SUMMARIZED, why=f"replaced by message {inserted[0]} of this request")
                 else:
