@@ -11,6 +11,18 @@ SPECIAL_TOKEN = re.compile(r"<\|[A-Za-z_][\w.:\-]{0,40}\|>")
 TOOL_MARKUP = re.compile(r"</?(?:tool_call|tool_calls|function_call|function_calls|tool_use|invoke)\b[^>]*>|\[TOOL_CALLS\]|<｜tool▁[a-z▁]+｜>")
 
 
+# Markdown code (fenced blocks, inline spans) quotes markup instead of carrying it: a model
+# explaining a chat template writes `<|im_start|>` there.
+CODE = re.compile(r"(`{3,}|~{3,}).*?(?:\1|\Z)|`[^`\n]+`", re.DOTALL)
+
+
+def _outside_code(content: str) -> str:
+    """The content with its Markdown code blanked out, offsets kept."""
+    if "`" not in content and "~~~" not in content:
+        return content
+    return CODE.sub(lambda m: " " * len(m.group()), content)
+
+
 def _tag_name(token: str) -> str:
     return re.sub(r"[</>\[\]]|\s.*", "", token)
 
@@ -23,7 +35,8 @@ class ResidualMarkup(Rule):
     (`<tool_call>`, `<function_call>`, `[TOOL_CALLS]`, DeepSeek's `<｜tool▁calls▁begin｜>`)
     when the request uses native tool calling (declares `tools`). A request without
     `tools`, or whose system prompt itself defines that markup, is prompt-engineered
-    tool calling: the markup is its protocol, not residue.
+    tool calling: the markup is its protocol, not residue. Markup quoted in Markdown code
+    (a fenced block or an inline span) is not residue either.
 
     ## Why is this bad?
     The app parsed the raw stream badly and stored template text as if the model had
@@ -54,7 +67,7 @@ class ResidualMarkup(Rule):
             message = messages[index]
             if role_of(message) != "assistant":
                 continue
-            content = text_of(message.get("content"))
+            content = _outside_code(text_of(message.get("content")))
             found = SPECIAL_TOKEN.search(content)
             if found is None and native_tools and TOOL_MARKUP.search(content):
                 if system_text is None:
