@@ -67,9 +67,9 @@ class LostFirstTurnConstraint(Rule):
     content words of what was cut (default 60%, option `restated_share`): numbers, names,
     nouns; Chinese, Japanese and Korean text by character pairs. From then on that summary
     is what the session must keep sending. A summary that keeps too little ("the user
-    wants a flight") is flagged like the cut itself. So is an edit: when the user corrects
-    the first message and resends it (the request is the history up to that message, then
-    its new text), the corrected message is what must be kept from then on.
+    wants a flight") is flagged like the cut itself. An edit is not a cut either: when the
+    user corrects the first message and resends it (the request is the history up to that
+    message, then its new text), the corrected message is what must be kept from then on.
 
     ## Why is this bad?
     The first system and user messages hold the user's constraints: the persona, the
@@ -155,7 +155,8 @@ class LostFirstTurnConstraint(Rule):
         best, best_count = None, -1
         for index, message in enumerate(messages):
             role = role_of(message)
-            if index in carried or not (index < transition.new_from and role != "tool" or index < last_user and role in _SUMMARY_ROLES):
+            inserted = (index < transition.new_from and role != "tool") or (index < last_user and role in _SUMMARY_ROLES)
+            if index in carried or not inserted:
                 continue
             count = len(cut_words & content_words(text_of(message.get("content"))))
             if count > best_count:
