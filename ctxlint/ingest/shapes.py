@@ -151,12 +151,9 @@ def _status(obj: dict[str, Any]) -> int | None:
 
 
 def _is_http_exchange(part: Any) -> bool:
-    """An HTTP logger's half of an exchange: the JSON body next to url, method, headers or status."""
-    return isinstance(part, dict) and "body" in part and "messages" not in part and "choices" not in part \
-        and not HTTP_KEYS.isdisjoint(part)
-
-
-HTTP_KEYS = frozenset(("url", "method", "headers", "status", "status_code"))
+    """An HTTP logger's half of an exchange: the JSON body (beside url, method, headers or
+    status); neither a chat request nor a completion has a `body` of its own."""
+    return isinstance(part, dict) and "body" in part and "messages" not in part and "choices" not in part and "error" not in part
 
 
 def http_body(request: Any, pointer: str) -> tuple[Any, str]:
