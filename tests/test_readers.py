@@ -106,7 +106,7 @@ def test_truncated_gzip_reports_what_was_read_and_where_it_stopped(tmp_path):
 
 def test_http_exchange_and_string_bodies():
     report = json_report(str(READERS / "http_exchange_bodies.jsonl"))
-    assert code_lines(report) == [("CTX004", 2), ("CTX022", 3), ("CTX900", 4), ("CTX003", 5)]  # line 5: only a body
+    assert code_lines(report) == [("CTX003", 5), ("CTX004", 2), ("CTX022", 3), ("CTX900", 4)]  # line 5: only a body
     problem = next(f for f in report["findings"] if f["code"] == "CTX900")
     assert problem["message"].startswith("request body is a string of JSON that does not parse (unexpected end of data")
     assert problem["pointer"] == "/request/body"
