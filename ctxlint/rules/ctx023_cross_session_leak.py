@@ -36,6 +36,9 @@ class CrossSessionLeak(Rule):
     history list shared across users). Only texts of 40 characters or more are compared,
     and a session's own first request and newest input are never judged: the same
     prompt sent independently by many sessions (test suites, benchmarks) is not a leak.
+    Neither is the model's reply when the log has no responses (the assistant message
+    right after what the request kept of the previous one): two sessions' models may
+    make the same tool call.
 
     ## Why is this bad?
     One user's conversation in another user's context is a privacy incident and a
@@ -65,14 +68,26 @@ class CrossSessionLeak(Rule):
         newest = len(messages)
         while newest > start and role_of(messages[newest - 1]) != "assistant":
             newest -= 1
+        reply = self._unlogged_reply(ctx)
         sent = []
         for index in range(start, len(messages)):
             fingerprint = content_fingerprint(messages[index])
             if fingerprint is not None:
-                sent.append((index, fingerprint, messages[index] if index < newest else None))
+                sent.append((index, fingerprint, messages[index] if index < newest and index != reply else None))
         response = ctx.turn.response_message
         returned = content_fingerprint(response) if response is not None else None
         return TurnFacts(ctx.session.id, ctx.turn.number, sent, returned)
+
+    @staticmethod
+    def _unlogged_reply(ctx) -> int | None:
+        """Where this request carries the previous request's reply, when that reply was not
+        logged: the assistant message right after what it kept of the previous request. The
+        model may well have said the same as in another session (the same tool call)."""
+        previous = ctx.previous
+        if previous is None or previous.response_message is not None:
+            return None
+        slot = ctx.transition.new_from
+        return slot if slot < len(ctx.messages) and role_of(ctx.messages[slot]) == "assistant" else None
 
     def read(self, shard: "LeakShard", facts: "TurnFacts", rank: int, where) -> None:
         session = facts.session
