@@ -36,16 +36,17 @@ def parse_size(text: str) -> int:
 
 
 class Session:
-    def __init__(self, rng: random.Random, number: int) -> None:
+    def __init__(self, rng: random.Random, number: int, defect_rate: float = 0.04) -> None:
         self.rng = rng
         self.id = f"sess-{number:07d}"
         self.model = rng.choice(MODELS)
         self.turns_left = rng.randint(2, 40)
         self.bare = rng.random() < 0.2  # bare request bodies: no key, no response; sessions are inferred
-        self.defect = rng.choice(DEFECTS) if rng.random() < 0.04 else None
+        self.defect = rng.choice(DEFECTS) if rng.random() < defect_rate else None
         self.defect_at = rng.randint(2, max(2, self.turns_left))
         self.turn = 0
         self.calls = 0
+        self.showing: tuple[str, bool] | None = None  # (defect, on a tool-call turn) the next record carries
         self.history = [{"role": "system", "content": f"You are a travel agent for {self.id}. " + self.text(30)},
                         {"role": "user", "content": self.text(25)}]
 
@@ -71,7 +72,9 @@ class Session:
             message["reasoning_content"] = reasoning
         return message
 
-    def record(self) -> bytes:
+    def record(self) -> tuple[bytes, tuple[str, bool] | None]:
+        """The next log line, and the planted defect it carries first, if any."""
+        showing, self.showing = self.showing, None
         self.turn += 1
         self.turns_left -= 1
         request = {"model": self.model, "messages": list(self.history), "tools": TOOLS}
@@ -87,14 +90,16 @@ class Session:
                                  "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 50, "total_tokens": prompt_tokens + 50}}}
             del line["timestamp"]
         self.advance(reply)
-        return orjson.dumps(line) + b"\n"
+        return orjson.dumps(line) + b"\n", showing
 
     def advance(self, reply: dict) -> None:
         """The history the app sends next, with this session's planted defect at its turn."""
         planted = self.defect if self.turn + 1 == self.defect_at else None
         kept = dict(reply)
-        if planted == "drop_reasoning":
-            kept.pop("reasoning_content", None)
+        if planted == "drop_reasoning" and kept.pop("reasoning_content", None) is not None:
+            self.showing = (planted, bool(reply.get("tool_calls")))
+        if planted in ("drop_assistant", "orphan_result") or (planted == "two_users" and not reply.get("tool_calls")):
+            self.showing = (planted, bool(reply.get("tool_calls")))
         if planted != "drop_assistant":
             self.history.append(kept)
         for call in reply.get("tool_calls", []):
@@ -107,9 +112,13 @@ class Session:
                 self.history.append({"role": "user", "content": self.text(8)})
 
 
-def generate(size: int, out: Path, seed: int = 7, concurrent: int = 300) -> int:
+def generate(size: int, out: Path, seed: int = 7, concurrent: int = 300, planted: list | None = None,
+             defect_rate: float = 0.04) -> int:
+    """Write the log; `planted` (if given) receives (line, session id, model, defect, on a
+    tool-call turn) for every line where a planted defect first shows; `defect_rate` is
+    the share of sessions that get one."""
     rng = random.Random(seed)
-    open_sessions = [Session(rng, n) for n in range(concurrent)]
+    open_sessions = [Session(rng, n, defect_rate) for n in range(concurrent)]
     started = concurrent
     written = records = 0
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -117,12 +126,14 @@ def generate(size: int, out: Path, seed: int = 7, concurrent: int = 300) -> int:
         while written < size:
             index = rng.randrange(len(open_sessions))
             session = open_sessions[index]
-            line = session.record()
+            line, showing = session.record()
             handle.write(line)
             written += len(line)
             records += 1
+            if showing is not None and planted is not None:
+                planted.append((records, session.id, session.model, *showing))
             if session.turns_left <= 0:
-                open_sessions[index] = Session(rng, started)
+                open_sessions[index] = Session(rng, started, defect_rate)
                 started += 1
     return records
 
