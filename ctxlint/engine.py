@@ -21,7 +21,7 @@ from ctxlint.chat import REASONING_FIELDS, ReasoningSeen, message_identity, role
 from ctxlint.ingest.record import InputProblem, Record
 from ctxlint.profiles import Profile, ProfileBook, passback_required
 from ctxlint.rules.base import NO_CHAIN, Finding, Rule, Violation
-from ctxlint.sessions.grouping import SessionAssembler
+from ctxlint.sessions.grouping import SessionAssembler, part_name, starts_over
 from ctxlint.sessions.history import Transition, align
 from ctxlint.sessions.model import Session, Turn, make_turn
 from ctxlint.spill import Spill
@@ -487,6 +487,7 @@ class Engine:
         # Only the sessions active most recently stay awake; memory follows the sessions
         # open at once, not the length of the log.
         awake: OrderedDict[tuple[str, bool], SessionCheck] = OrderedDict()
+        parts: dict[tuple[str, bool], int] = {}  # keys that started over in a later file: how many times
         tally = Tally() if share is not None else Tally(sessions=SummaryShelf(spill))
         turn_rules, log = self._split(("request", "session", "log"))
         for record in records:
@@ -494,10 +495,14 @@ class Engine:
             if share is not None and not share.checks(key):
                 continue
             session = sessions.get(key)
-            if session is None:
-                session = SessionCheck(key[0], record.file, key[1], order(record))
-            elif isinstance(session, Dormant):
+            if isinstance(session, Dormant):
                 session = session.wake(spill)
+            if session is not None and key[1] and session.previous is not None and starts_over(session.previous, record):
+                self.close(session, tally)  # the key names a new conversation from here on
+                parts[key] = parts.get(key, 1) + 1
+                session = None
+            if session is None:
+                session = SessionCheck(part_name(key[0], parts.get(key, 1)), record.file, key[1], order(record))
             sessions[key] = session
             self.check_turn(session, record, tally, turn_rules, log)
             awake.pop(key, None)

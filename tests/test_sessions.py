@@ -77,3 +77,35 @@ def test_session_keys_group_across_files_in_input_order():
     sessions = build_sessions([a, b])
     assert [[t.record.line for t in s.turns] for s in sessions] == [[1, 2]]
     assert sessions[0].id == "k"
+
+
+def test_a_key_reused_in_a_later_file_for_a_new_conversation_is_a_new_session(tmp_path):
+    """Test runs that name their sessions alike: the second file's conversation starts over
+    (same opening prompt, none of the first run's newest message or reply), so it is k#2 and
+    nothing is reported about the first run's history being gone. In one file, the same
+    shape is an app that sent no history, and is reported."""
+    import orjson
+    from helpers import code_lines, json_report
+
+    from ctxlint.ingest import read_inputs
+
+    def line(messages, reply):
+        return orjson.dumps({"session_id": "k", "request": {"model": "gpt-4o", "messages": messages},
+                             "response": {"choices": [{"message": A(reply), "finish_reason": "stop"}]}}) + b"\n"
+
+    opening = [S, U("Plan a day in Rome, budget 100 EUR.")]
+    run = line(opening, "Colosseum, then Trastevere.") + line(opening + [A("Colosseum, then Trastevere."), U("And lunch?")], "Pizza.")
+    first, second = tmp_path / "run1.jsonl", tmp_path / "run2.jsonl"
+    first.write_bytes(run)
+    second.write_bytes(run)
+    report = json_report(str(first), str(second))
+    assert code_lines(report) == []
+    assert [s["id"] for s in report["sessions"]] == ["k", "k#2"]
+    sessions = build_sessions(read_inputs([str(first), str(second)]).records)
+    assert [s.id for s in sessions] == ["k", "k#2"]  # show and stats group alike
+    rotated = tmp_path / "run1.jsonl.1"
+    rotated.write_bytes(line(opening + [A("Colosseum, then Trastevere."), U("And lunch?"), A("Pizza."), U("Dinner?")], "Carbonara."))
+    assert [s["id"] for s in json_report(str(first), str(rotated))["sessions"]] == ["k"]  # a rotated log goes on
+    alone = tmp_path / "one.jsonl"  # in one file: the app sent the system prompt and the newest message only
+    alone.write_bytes(run + line([S, U("Book the Colosseum tour.")], "Which day?"))
+    assert code_lines(json_report(str(alone))) == [("CTX008", 3), ("CTX016", 3)]

@@ -5,6 +5,10 @@ last user or tool message it sent) reappears in B and the messages just before i
 Matching is on turn identity (role, user/tool text, tool_call ids), never on reasoning
 or system prompts, so the defects ctxlint reports (dropped reasoning, a dropped assistant
 turn, a trimmed prefix, a rewritten system prompt) do not split a session in two.
+
+A session key spans files (rotated logs), except where a later file starts the
+conversation over under the same key (test runs that name their sessions alike): that
+request begins a new session, named key#2, key#3...
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from dataclasses import dataclass, field
 
 from ctxlint.chat import message_identity, tool_call_ids
 from ctxlint.ingest.record import Record
-from ctxlint.sessions.model import Session, make_turn
+from ctxlint.sessions.model import STEERING_ROLES, Session, Turn, make_turn
 
 
 @dataclass(slots=True, eq=False)
@@ -99,6 +103,23 @@ class ChainInference:
         return best.session_id, started
 
 
+def starts_over(previous: Turn, record: Record) -> bool:
+    """Whether a keyed request, in a later file than its session's previous request, does
+    not go on from it: it carries neither that request's reply nor its newest message. The
+    key was reused for a new conversation (which may well open with the same prompt). In
+    the same file the same shape is a defect to report (an app that sent no history), not a
+    new session."""
+    if record.file == previous.record.file:
+        return False
+    newest = next((identity for identity in reversed(previous.identities) if identity[0] not in STEERING_ROLES), None)
+    goes_on = {previous.response_identity(), newest} - {None}
+    return not any(message_identity(message) in goes_on for message in record.messages)
+
+
+def part_name(key: str, part: int) -> str:
+    return key if part == 1 else f"{key}#{part}"
+
+
 def _infer(records: list[Record]) -> list[Session]:
     sessions: dict[str, Session] = {}
     inference = ChainInference()
@@ -132,10 +153,14 @@ def build_sessions(records: list[Record]) -> list[Session]:
     for kind, name in order:
         if kind == "key":
             group = keyed[name]
-            session = Session(id=name, file=group[0].file, turns=[], explicit_key=True)
-            for record in group:
-                session.turns.append(make_turn(len(session.turns) + 1, record, session.turns[-1] if session.turns else None))
+            session, part = Session(id=name, file=group[0].file, turns=[], explicit_key=True), 1
             sessions.append(session)
+            for record in group:
+                if session.turns and starts_over(session.turns[-1], record):
+                    part += 1
+                    session = Session(id=part_name(name, part), file=record.file, turns=[], explicit_key=True)
+                    sessions.append(session)
+                session.turns.append(make_turn(len(session.turns) + 1, record, session.turns[-1] if session.turns else None))
         else:
             inferred = _infer(unkeyed[name])
             sessions.extend(inferred)
