@@ -10,7 +10,9 @@ class DroppedAssistantTurn(Rule):
     """
     ## What it does
     Flags a request N+1 that continues request N (it adds new messages after N's) but
-    no longer carries the assistant message that N's logged response returned. Turns are
+    no longer carries the assistant message that N's logged response returned. Without a
+    logged response, a request N that ended with tool results is enough to know the model
+    replied: N+1 that carries all of N and goes on with a user message lost that reply. Turns are
     matched by tool_call ids, or by visible text with `<think>` blocks and whitespace
     ignored, so reasoning moved inline or re-wrapped is not a drop; an assistant message
     standing where the reply belongs counts as the reply, re-worded (agents that use
@@ -40,9 +42,18 @@ class DroppedAssistantTurn(Rule):
     scope = "session"
     remediation = "Append every assistant response to the history as received (empty content and tool_calls included)."
 
+    def cannot_judge(self, ctx) -> str | None:
+        previous = ctx.previous
+        if previous is not None and previous.record.response is None and _ended_with_tool_results(previous):
+            return None  # the model replied to those results, logged or not
+        return super().cannot_judge(ctx)
+
     def check(self, ctx) -> Iterable[Violation]:
         transition = ctx.transition
         previous = ctx.previous
+        if transition is not None and previous.record.response is None:
+            yield from self._reply_to_tool_results_missing(ctx)
+            return
         if transition is None or transition.response_index is None or previous.response_message is None:
             return
         if previous.record.response.failed or not transition.adds_messages or transition.edited_at is not None:
@@ -60,3 +71,22 @@ class DroppedAssistantTurn(Rule):
             key=("dropped", previous.number), tool_call_id=ids[0] if ids else None,
             evidence={"returned_in_line": previous.record.line, "content": excerpt(text_of(dropped.get("content")), 60)},
         )
+
+    @staticmethod
+    def _reply_to_tool_results_missing(ctx) -> Iterable[Violation]:
+        """Without a logged response: request N ended with tool results, so the model
+        replied to them; request N+1 carries all of N and goes on with a user message."""
+        previous, transition = ctx.previous, ctx.transition
+        if not _ended_with_tool_results(previous) or None in transition.mapping or transition.edited_at is not None:
+            return
+        slot = transition.new_from
+        if slot < len(ctx.messages) and role_of(ctx.messages[slot]) == "user":
+            yield Violation(
+                f"the model's reply to the tool results that ended turn {previous.number} is missing: message {slot} is the user's next message",
+                key=("dropped", previous.number), message_index=slot, pointer=f"/messages/{slot}",
+                evidence={"previous_line": previous.record.line},
+            )
+
+
+def _ended_with_tool_results(turn) -> bool:
+    return bool(turn.identities) and turn.identities[-1][0] == "tool"
