@@ -7,8 +7,19 @@ from ctxlint.rules.base import Rule, Violation
 
 
 def answered_as_user(messages: list[dict], index: int) -> bool:
-    """The assistant tool-call message at index is followed directly by a user message."""
-    return index + 1 < len(messages) and role_of(messages[index + 1]) == "user"
+    """The assistant tool-call message at index is followed directly by a user message, and
+    no tool message answers any of its calls before the next assistant message (a result
+    that comes after a user's interjection is late, not sent as a user turn: CTX002)."""
+    if index + 1 >= len(messages) or role_of(messages[index + 1]) != "user":
+        return False
+    ids = set(tool_call_ids(messages[index]))
+    for later in messages[index + 2:]:
+        role = role_of(later)
+        if role == "assistant":
+            break
+        if role == "tool" and later.get("tool_call_id") in ids:
+            return False
+    return True
 
 
 class ToolResultAsUserMessage(Rule):
