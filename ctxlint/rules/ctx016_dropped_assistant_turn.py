@@ -9,17 +9,17 @@ from ctxlint.rules.base import Rule, Violation
 class DroppedAssistantTurn(Rule):
     """
     ## What it does
-    Flags a request N+1 that continues request N (it adds new messages after N's) but
-    no longer carries the assistant message that N's logged response returned. Without a
-    logged response, a request N that ended with tool results is enough to know the model
-    replied: N+1 that carries all of N and goes on with a user message lost that reply. Turns are
-    matched by tool_call ids, or by visible text with `<think>` blocks and whitespace
-    ignored, so reasoning moved inline or re-wrapped is not a drop; an assistant message
-    standing where the reply belongs counts as the reply, re-worded (agents that use
-    structured output keep only its text). A resend of request N (a retry) is not judged
-    here, and neither is a response that was an error, nor an edit: a request that is N's
-    messages up to one of its user messages, then a corrected text of that message (a chat
-    UI's edit-and-resend branches the conversation there).
+    Flags a request N+1 that continues request N (it adds new messages after N's) but no
+    longer carries the assistant message that N's logged response returned. Without a
+    logged response, a request N that ended with tool results is enough to know the
+    model replied: N+1 that carries all of N and goes on with a user message lost that
+    reply. Turns are matched by tool_call ids, or by visible text with `<think>` blocks
+    and whitespace ignored, so reasoning moved inline or re-wrapped is not a drop; an
+    assistant message standing where the reply belongs counts as the reply, re-worded
+    (agents that use structured output keep only its text). A resend of request N (a
+    retry) is not judged here, and neither is a response that was an error, nor an edit:
+    a request that is N's messages up to one of its user messages, then a corrected text
+    of that message (a chat UI's edit-and-resend branches the conversation there).
 
     ## Why is this bad?
     The model's own turn vanished: typically an assistant message with empty `content`
