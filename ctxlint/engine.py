@@ -169,9 +169,10 @@ class SessionSummary:
 class SessionCheck:
     """What the engine keeps of one session between its requests: of its first request the
     line and opening messages, the previous request (slimmed once the session is idle),
-    the reasoning ledger, the defects reported."""
+    the reasoning ledger, the replies that were cut off, the defects reported."""
 
-    __slots__ = ("summary", "first_line", "opening", "previous", "ledger", "reported", "judged", "pending", "settings", "fingerprint_base")
+    __slots__ = ("summary", "first_line", "opening", "previous", "ledger", "reported", "judged", "pending", "settings", "fingerprint_base",
+                 "cut_off")
 
     def __init__(self, session_id: str, file: str, explicit_key: bool, first: int) -> None:
         self.summary = SessionSummary(session_id, file, explicit_key, first)
@@ -187,6 +188,7 @@ class SessionCheck:
         self.pending = 0  # bit per rule: judging waits for a second request to show the chain
         self.settings: str | None = None  # settings_digest of the previous request
         self.fingerprint_base: str | None = None
+        self.cut_off: frozenset[tuple] = frozenset()  # identities of replies the session got cut off (finish_reason length)
 
     @property
     def id(self) -> str:
@@ -445,6 +447,8 @@ class Engine:
             judged |= log.check(ctx, tally)
         session.summary.add(self._metrics(ctx))
         self._learn(session.ledger, turn)
+        if record.response is not None and record.response.finish_reason == "length" and turn.response_message is not None:
+            session.cut_off |= {turn.response_identity()}
         session.previous = turn
         session.judged = judged
         session.settings = ctx.settings

@@ -21,7 +21,9 @@ class RepairedHistory(Rule):
     `[System: Tool execution skipped/interrupted by user…]` and `[System: Empty message
     content sanitised to satisfy protocol]`, or an injected `Please continue.` user
     message where no user would write one (between two assistant messages, or as the
-    first conversation message).
+    first conversation message). After a reply the session got cut off
+    (`finish_reason: "length"`), "Please continue." is how an app asks for the rest, not
+    a repair.
 
     ## Why is this bad?
     A proxy papered over a broken history: the app sent unanswered tool calls, empty
@@ -40,6 +42,7 @@ class RepairedHistory(Rule):
     code = "CTX025"
     name = "repaired-history"
     severity = "warning"
+    scope = "session"  # reads which replies the session got cut off
     remediation = "Fix the history at its source (unanswered calls, empty messages, role order) instead of relying on gateway repairs."
 
     def check(self, ctx) -> Iterable[Violation]:
@@ -52,7 +55,8 @@ class RepairedHistory(Rule):
             filler = (
                 role_of(message) == "user" and text.strip().lower() == CONTINUE_FILLER
                 and (index == opening
-                     or (0 < index < len(messages) - 1 and role_of(messages[index - 1]) == role_of(messages[index + 1]) == "assistant"))
+                     or (0 < index < len(messages) - 1 and role_of(messages[index - 1]) == role_of(messages[index + 1]) == "assistant"
+                         and ctx.turn.identities[index - 1] not in ctx.session.cut_off))
             )
             if marker or filler:
                 repair_text = excerpt(marker.group() if marker else text, 80)
