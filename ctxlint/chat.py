@@ -68,6 +68,11 @@ def tool_call_ids(message: dict[str, Any]) -> list[str]:
     return [call["id"] for call in tool_calls_of(message) if isinstance(call.get("id"), str)]
 
 
+def last_assistant_before(messages: list[dict[str, Any]], end: int) -> int | None:
+    """Index of the nearest assistant message before `end`: whose calls are open there."""
+    return next((index for index in range(end - 1, -1, -1) if role_of(messages[index]) == "assistant"), None)
+
+
 def assistant_calls(messages: list[dict[str, Any]], start: int = 0) -> Iterator[tuple[int, int, dict[str, Any]]]:
     """(message index, position in its tool_calls, call) for every call in the history from start."""
     for index in range(start, len(messages)):

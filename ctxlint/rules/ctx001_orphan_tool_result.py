@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import role_of, short_hash, text_of, tool_call_ids
+from ctxlint.chat import last_assistant_before, role_of, short_hash, text_of, tool_call_ids
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -41,11 +41,8 @@ class OrphanToolResult(Rule):
     def check(self, ctx) -> Iterable[Violation]:
         messages = ctx.messages
         start = ctx.unchanged(self)
-        open_ids: set[str] | None = None
-        for earlier in range(start - 1, -1, -1):  # the calls open where judging resumes
-            if role_of(messages[earlier]) == "assistant":
-                open_ids = set(tool_call_ids(messages[earlier]))
-                break
+        caller = last_assistant_before(messages, start)  # the calls open where judging resumes
+        open_ids: set[str] | None = set(tool_call_ids(messages[caller])) if caller is not None else None
         for index in range(start, len(messages)):
             message = messages[index]
             role = role_of(message)

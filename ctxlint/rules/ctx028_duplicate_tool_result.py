@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
-from ctxlint.chat import role_of, tool_call_ids
+from ctxlint.chat import last_assistant_before, role_of, tool_call_ids
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -41,7 +41,7 @@ class DuplicateToolResult(Rule):
     def check(self, ctx) -> Iterable[Violation]:
         messages = ctx.messages
         start = ctx.unchanged(self)
-        caller = next((i for i in range(start - 1, -1, -1) if role_of(messages[i]) == "assistant"), None)
+        caller = last_assistant_before(messages, start)
         begin = caller if caller is not None else start  # the open call block is read from its assistant message
         calls: Counter = Counter()
         answered: dict[str, int] = {}
