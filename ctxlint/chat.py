@@ -73,6 +73,15 @@ def last_assistant_before(messages: list[dict[str, Any]], end: int) -> int | Non
     return next((index for index in range(end - 1, -1, -1) if role_of(messages[index]) == "assistant"), None)
 
 
+def last_user_index(messages: list[dict[str, Any]]) -> int:
+    """Index of the request's last user message, or -1: the messages after it are the
+    tool loop still going."""
+    for index in range(len(messages) - 1, -1, -1):
+        if role_of(messages[index]) == "user":
+            return index
+    return -1
+
+
 def assistant_calls(messages: list[dict[str, Any]], start: int = 0) -> Iterator[tuple[int, int, dict[str, Any]]]:
     """(message index, position in its tool_calls, call) for every call in the history from start."""
     for index in range(start, len(messages)):

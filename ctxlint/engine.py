@@ -17,7 +17,7 @@ from typing import Any, Iterable, Iterator
 
 import orjson
 
-from ctxlint.chat import REASONING_FIELDS, ReasoningSeen, message_identity, role_of, short_hash
+from ctxlint.chat import REASONING_FIELDS, ReasoningSeen, last_user_index, message_identity, role_of, short_hash
 from ctxlint.ingest.record import InputProblem, Record
 from ctxlint.profiles import Profile, ProfileBook, passback_required
 from ctxlint.rules.base import NO_CHAIN, Finding, Rule, Violation
@@ -82,6 +82,8 @@ def thinking_enabled(request: dict[str, Any], profile: Profile) -> bool | None:
     thinking = request.get("thinking")
     if isinstance(thinking, dict) and thinking.get("type") in ("enabled", "disabled"):
         return thinking["type"] == "enabled"
+    if isinstance(thinking, dict) and thinking.get("type") in ("auto", "adaptive"):
+        return None  # the model decides per request whether to think
     if isinstance(request.get("enable_thinking"), bool):
         return request["enable_thinking"]
     if request.get("reasoning_effort") == "none":
@@ -180,7 +182,7 @@ class SessionCheck:
         # "system"/"user" -> (index, message, turn, label) of what the session must keep sending:
         # its first system and user message, or what replaced one legitimately (an edit, a
         # summary: CTX008 moves it there, with a label that names it)
-        self.opening: dict[str, tuple[int, dict[str, Any], int, str | None]] = {}
+        self.opening: dict[str, tuple[int, dict[str, Any], int, str | None, str]] = {}
         self.previous: Turn | None = None
         self.ledger = ReasoningLedger()
         self.reported: set[tuple] | None = None
@@ -276,6 +278,11 @@ class TurnContext:
     def messages(self) -> list[dict[str, Any]]:
         return self.turn.messages
 
+    def label(self, index: int) -> str:
+        """How a finding's text names message `index` of this request: as the body that was
+        sent numbers it (an Anthropic body's top-level system prompt, its tool_result blocks)."""
+        return self.turn.record.label(index)
+
     def unchanged(self, rule: Rule) -> int:
         """How many leading messages this request shares with the previous one, when the
         rule judged that request under the same settings: what is left to judge starts there."""
@@ -319,9 +326,13 @@ class TurnContext:
     def option(self, rule: Rule, name: str) -> Any:
         return self.engine.options.rule_options.get(rule.code, {}).get(name, rule.options[name])
 
-    def passback_required(self, message: dict[str, Any]) -> bool:
-        """Whether the profile says this assistant message's reasoning must go back."""
-        return passback_required(self.profile, self.request, message)
+    def passback_required(self, index: int) -> bool:
+        """Whether the profile says the reasoning of assistant message `index` must go back."""
+        return passback_required(self.profile, self.request, self.messages[index], index > self.last_user_index)
+
+    @cached_property
+    def last_user_index(self) -> int:
+        return last_user_index(self.messages)
 
     def known_reasoning(self, identity: tuple) -> dict[str, Any] | None:
         return self.ledger.get(identity)
@@ -397,6 +408,8 @@ class Engine:
         return count
 
     def finding(self, rule: Rule, place: "Place", violation: Violation) -> Finding:
+        if place.source_map is not None:
+            violation = place.source_map.relocate(violation)
         return Finding(
             code=rule.code, name=rule.name,
             severity=self.options.severities.get(rule.code, rule.severity),
@@ -419,7 +432,7 @@ class Engine:
             for index, message in enumerate(record.messages):
                 role = role_of(message)
                 if role in ("system", "user") and role not in session.opening:
-                    session.opening[role] = (index, message, 1, None)
+                    session.opening[role] = (index, message, 1, None, record.label(index))
             session.fingerprint_base = session.id if session.explicit_key else short_hash([list(map(str, ident)) for ident in turn.identities[:4]])
         if session.pending and turn.number == 2:  # the chain is there: the first request counts as judged
             for rule in rules:
@@ -618,10 +631,16 @@ class Place:
     turn: int | None = None
     base: str = ""  # what the fingerprint knows the session by
     content: str = ""  # hash of the turn's message identities, for the fingerprint
+    source_map: Any = None  # the record's map back into a body of another API (ingest.anthropic)
 
     @classmethod
     def of(cls, session: SessionCheck, turn: Turn) -> "Place":
-        return cls(turn.record.file, turn.record.line, session.id, turn.number, session.fingerprint_base, turn.content_hash())
+        record = turn.record
+        return cls(record.file, record.line, session.id, turn.number, session.fingerprint_base, turn.content_hash(), record.source_map)
+
+    def label(self, index: int) -> str:
+        """How a finding's text names message `index` of the request here."""
+        return str(index) if self.source_map is None else self.source_map.label(index)
 
 
 class LogCheck:

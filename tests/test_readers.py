@@ -11,11 +11,13 @@ from helpers import code_lines, json_report
 READERS = FIXTURES / "readers"
 
 
-def test_vcrpy_gzip_base64_bodies_and_skipped_anthropic_interaction():
+def test_vcrpy_gzip_base64_bodies_beside_an_anthropic_interaction():
     report = json_report(str(READERS / "vcrpy_gzip_unanswered_call.yaml"))
     assert code_lines(report) == [("CTX002", 41)]
-    assert report["summary"]["skipped"] == {"not chat-completions: Anthropic Messages API": 1}
-    assert report["summary"]["token_counters"] == {"server": 2}  # usage read from the gzip bodies
+    assert report["summary"]["skipped"] == {}
+    assert report["summary"]["records"] == 3  # the Anthropic interaction is read too, as its own session
+    assert [(s["id"].rsplit(":", 1)[1], s["requests"]) for s in report["sessions"]] == [("2", 2), ("28", 1)]
+    assert report["summary"]["token_counters"] == {"server": 2, "tiktoken:cl100k_base (approximation)": 1}  # usage read from the gzip bodies
 
 
 def test_govcr_sse_parallel_calls_are_reassembled():

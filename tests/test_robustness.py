@@ -304,7 +304,7 @@ def test_unknown_shapes_name_the_closest_known_one(tmp_path, line, hint):
     assert found == [("CTX900", 1, f"not a known record shape: {hint}" + found[0][2].split(hint, 1)[1])]
 
 
-def test_anthropic_messages_bodies_are_counted_as_skipped_not_linted(tmp_path):
+def test_anthropic_messages_bodies_are_normalized_and_linted(tmp_path):
     anthropic = [
         {"model": "claude-sonnet-4", "max_tokens": 100, "system": "be brief", "messages": [{"role": "user", "content": "hi"}]},
         {"session_id": "a", "request": {"model": "claude-sonnet-4", "messages": [
@@ -315,5 +315,6 @@ def test_anthropic_messages_bodies_are_counted_as_skipped_not_linted(tmp_path):
     log = tmp_path / "anthropic.jsonl"
     log.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in anthropic) + TWO_USERS + b"\n")
     report = json_report(str(log))
-    assert report["summary"]["skipped"] == {"not chat-completions: Anthropic Messages API": 2}
+    assert report["summary"]["skipped"] == {}
+    assert report["summary"]["records"] == 3
     assert [(f["code"], f["line"]) for f in report["findings"]] == [("CTX003", 3)]

@@ -14,13 +14,14 @@ from ctxlint.ingest.jsonl import ReadError
 from ctxlint.ingest.record import InputProblem, Record, Skipped
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import schema_problem
-from ctxlint.ingest.shapes import closest_shape_hint
+from ctxlint.ingest.shapes import anthropic_record, closest_shape_hint, is_anthropic_body
 from ctxlint.ingest.sources import Source
 
 # Endpoints that are not chat-completions, and the reason a skip names.
+ANTHROPIC = "Anthropic Messages API"  # read: its bodies are normalized (ingest.anthropic)
 OTHER_ENDPOINTS = (
-    ("/v1/messages", "Anthropic Messages API"),
-    ("/messages", "Anthropic Messages API"),
+    ("/v1/messages", ANTHROPIC),
+    ("/messages", ANTHROPIC),
     ("/responses", "OpenAI Responses API"),
     (":generatecontent", "Gemini generateContent"),
     (":streamgeneratecontent", "Gemini generateContent"),
@@ -132,22 +133,23 @@ def read_cassette(source: Source, session_key: str | None = None) -> Iterator[Re
         body = request.get("parsed_body") if "parsed_body" in request else _decode_body(request.get("body"), request.get("headers"))
         url = request.get("uri") or request.get("url") or ""
         kind = _endpoint_kind(url if isinstance(url, str) else "", body)
-        if kind is not None:
+        if kind not in (None, ANTHROPIC):
             yield Skipped(path, line, f"not chat-completions: {kind}")
             continue
+        api = kind or "chat-completions"
         if not isinstance(body, dict):
-            yield InputProblem(path, line, f"chat-completions interaction {index} has a request body that is not a JSON object")
+            yield InputProblem(path, line, f"{api} interaction {index} has a request body that is not a JSON object")
             continue
         if "messages" not in body:
-            yield InputProblem(path, line, f"chat-completions interaction {index}: {closest_shape_hint(body)}")
+            yield InputProblem(path, line, f"{api} interaction {index}: {closest_shape_hint(body)}")
+            continue
+        response_body = response.get("parsed_body") if "parsed_body" in response else _decode_body(response.get("body"), response.get("headers"))
+        parsed = parse_response(response_body, _status(response)) if response else None
+        if kind == ANTHROPIC or is_anthropic_body(body):
+            yield anthropic_record(body, path, line, "cassette", "", response=parsed, scope=path)
             continue
         problem = schema_problem(body, path, line)
         if problem is not None:
             yield problem
             continue
-        response_body = response.get("parsed_body") if "parsed_body" in response else _decode_body(response.get("body"), response.get("headers"))
-        yield Record(
-            file=path, line=line, shape="cassette", request=body,
-            response=parse_response(response_body, _status(response)) if response else None,
-            scope=path,
-        )
+        yield Record(file=path, line=line, shape="cassette", request=body, response=parsed, scope=path)

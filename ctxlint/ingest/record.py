@@ -42,6 +42,15 @@ class Record:
     seq: int = 0  # position in the whole input, across files: "first seen" means lowest seq
     scope: str = ""  # the unit sessions are inferred within: a file, or a snapshot run folder
     extra: dict[str, Any] = field(default_factory=dict)
+    source_map: Any = None  # an anthropic.SourceMap when the body was normalized from another API
+
+    def label(self, index: int) -> str:
+        """How findings name message `index`: as the body that was sent numbers it."""
+        return str(index) if self.source_map is None else self.source_map.label(index)
+
+    def field_label(self, name: str) -> str:
+        """How findings name a message field: as the body that was sent calls it."""
+        return name if self.source_map is None else self.source_map.field(name)
 
     @property
     def model(self) -> str | None:

@@ -7,11 +7,13 @@ from typing import Any, Iterable
 import orjson
 
 from ctxlint.chat import REASONING_FIELDS
+from ctxlint.ingest import anthropic
 from ctxlint.ingest.record import Response
 
 
 def parse_response(body: Any, status: int | None = None) -> Response | None:
-    """A Response from a chat.completion body, an error body, a chunk list or SSE text."""
+    """A Response from a chat.completion body, an error body, a chunk list or SSE text, or
+    an Anthropic Messages reply or event stream."""
     if body is None:
         return Response(status=status) if status is not None else None
     if isinstance(body, (bytes, str)):
@@ -32,6 +34,8 @@ def parse_response(body: Any, status: int | None = None) -> Response | None:
         return Response(status=status)
     if isinstance(body.get("error"), (dict, str)) or (status is not None and status >= 400):
         return Response(error=_error_of(body), status=status, model=_str(body.get("model")))
+    if anthropic.is_message_body(body):
+        return anthropic.parse_message(body, status)
     if body.get("object") == "chat.completion.chunk":
         return assemble_chunks([body], status)
     choices = body.get("choices")
@@ -79,6 +83,8 @@ def sse_chunks(text: str) -> Iterable[dict[str, Any]]:
 def assemble_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> Response:
     """One assistant message from streamed deltas: text and reasoning concatenated,
     tool calls merged per index (id and name from the first fragment, arguments joined)."""
+    if anthropic.is_event_stream(chunks):
+        return anthropic.assemble_events(chunks, status)
     parts: dict[str, list[str]] = {"content": [], **{name: [] for name in REASONING_FIELDS[:2]}}
     details: list[Any] = []
     calls: dict[int, dict[str, Any]] = {}

@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from ctxlint.chat import json_type
+from ctxlint.ingest import anthropic
 from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped
 from ctxlint.ingest.responses import parse_response
@@ -109,7 +110,7 @@ def closest_shape_hint(obj: dict[str, Any]) -> str:
     """Name the known shape an unknown record most resembles."""
     keys = set(obj)
     if "anthropic_version" in keys or ("messages" in keys and "system" in keys and "max_tokens" in keys):
-        return "it looks like an Anthropic Messages body, which ctxlint does not lint yet"
+        return "it looks like an Anthropic Messages body without its `messages` list"
     if "input" in keys and "model" in keys:
         return "it looks like an OpenAI Responses API body, which ctxlint does not lint yet"
     if "contents" in keys:
@@ -126,9 +127,13 @@ ANTHROPIC_BLOCKS = ("tool_use", "tool_result", "thinking", "redacted_thinking")
 
 def is_anthropic_body(body: dict[str, Any], known: int = 0) -> bool:
     """An Anthropic Messages request: its own version header in the body, a top-level system
-    prompt (chat-completions has none), or content blocks only Anthropic defines (in the
-    messages after the first `known`, which an earlier chat-completions record had)."""
+    prompt (chat-completions has none), tools declared with `input_schema`, or content
+    blocks only Anthropic defines (in the messages after the first `known`, which an
+    earlier chat-completions record had)."""
     if "anthropic_version" in body or ("system" in body and "messages" in body):
+        return True
+    tools = body.get("tools")
+    if isinstance(tools, list) and any(isinstance(tool, dict) and "input_schema" in tool for tool in tools):
         return True
     messages = body.get("messages")
     if not isinstance(messages, list):
@@ -181,14 +186,24 @@ def _described(body: Any) -> str:
 def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, reused: int = 0, **fields: Any) -> Record | InputProblem | Skipped:
     if not isinstance(body, dict):
         return InputProblem(file, line, f"request body is {_described(body)}, not an object", pointer_base or "/")
-    if is_anthropic_body(body, reused):  # counted as skipped, as in cassettes: not linted as chat-completions
-        return Skipped(file, line, "not chat-completions: Anthropic Messages API")
+    if is_anthropic_body(body, reused):
+        return anthropic_record(body, file, line, shape, pointer_base, **fields)
     if isinstance(body.get("messages"), list):
         INTERNER.intern(body["messages"], reused)
     problem = schema_problem(body, file, line, pointer_base, reused)
     if problem is not None:
         return problem
     return Record(file=file, line=line, shape=shape, request=body, **fields)
+
+
+def anthropic_record(body: dict[str, Any], file: str, line: int, shape: str, pointer_base: str, **fields: Any) -> Record | InputProblem:
+    """The record of an Anthropic Messages body: its normalized request, and the map back."""
+    try:
+        request, source_map = anthropic.to_chat(body)
+    except anthropic.BodyProblem as problem:
+        return InputProblem(file, line, f"Anthropic Messages body: {problem}", pointer_base + problem.pointer)
+    INTERNER.intern(request["messages"])
+    return Record(file=file, line=line, shape=shape, request=request, source_map=source_map, **fields)
 
 
 def normalize(obj: Any, file: str, line: int, session_key_path: str | None = None, reused: int = 0) -> Record | InputProblem | BatchOutput | Skipped:

@@ -25,6 +25,7 @@ class Profile:
     id: str | None = None  # the profile entry that matched; None when ctxlint knows nothing
     context_window: int | None = None
     window_source: str | None = None
+    opt_in_window: int | None = None  # served behind an opt-in header a request log does not show
     max_output: int | None = None
     thinking_mode: str | None = None  # always, toggle, never
     thinking_default: bool = False
@@ -116,6 +117,7 @@ class ProfileBook:
             id=entry["id"] if entry else (candidates[0] if window else None),
             context_window=window,
             window_source=window_source,
+            opt_in_window=entry.get("opt_in_window") if entry else None,
             max_output=output,
             thinking_mode=entry["thinking"]["mode"] if entry else None,
             thinking_default=bool(entry["thinking"].get("default")) if entry else False,
@@ -132,12 +134,13 @@ class ProfileBook:
             return profile
         from dataclasses import replace
 
-        return replace(profile, context_window=window, window_source="user override")
+        return replace(profile, context_window=window, window_source="user override", opt_in_window=None)
 
 
-def passback_required(profile: Profile, request: dict[str, Any], message: dict[str, Any]) -> bool:
-    """Whether the profile says this assistant message's reasoning must be sent back."""
-    if "tool_call_turns" in profile.passback and message.get("tool_calls"):
+def passback_required(profile: Profile, request: dict[str, Any], message: dict[str, Any], open_loop: bool) -> bool:
+    """Whether the profile says this assistant message's reasoning must be sent back;
+    `open_loop`: no user message follows it in the request (its tool loop is still going)."""
+    if message.get("tool_calls") and ("tool_call_turns" in profile.passback or ("open_tool_loop" in profile.passback and open_loop)):
         return True
     thinking = request.get("thinking")
     return "clear_thinking_false" in profile.passback and isinstance(thinking, dict) and thinking.get("clear_thinking") is False

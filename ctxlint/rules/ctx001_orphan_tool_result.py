@@ -55,7 +55,7 @@ class OrphanToolResult(Rule):
                 if open_ids is None or call_id not in open_ids:
                     where = "there is no assistant message before it" if open_ids is None else "the nearest assistant message before it made no call with that id"
                     yield Violation(
-                        f"tool result for {call_id!r} at message {index} answers no call: {where}",
+                        f"tool result for {call_id!r} at message {ctx.label(index)} answers no call: {where}",
                         key=(call_id, short_hash(text_of(message.get("content")))),
                         message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
                     )

@@ -58,12 +58,12 @@ class UnansweredToolCall(Rule):
                 end += 1
             if not answered and answered_as_user(messages, index):
                 continue  # every result came back as a user message: CTX009 reports it once
-            stop = "the end of the request" if end == len(messages) else f"message {end} ({role_of(messages[end])})"
+            stop = "the end of the request" if end == len(messages) else f"message {ctx.label(end)} ({role_of(messages[end])})"
             for position, call in enumerate(tool_calls_of(message)):
                 call_id = call.get("id")
                 if isinstance(call_id, str) and call_id not in answered:
                     yield Violation(
-                        f"tool call {call_id!r} of the assistant message {index} gets no tool result before {stop}",
+                        f"tool call {call_id!r} of the assistant message {ctx.label(index)} gets no tool result before {stop}",
                         key=call_id, message_index=index, tool_call_id=call_id,
                         pointer=f"/messages/{index}/tool_calls/{position}",
                     )

@@ -45,7 +45,7 @@ class ConsecutiveUserMessages(Rule):
                     and not different_participants(messages[index - 1], messages[index]):
                 first, second = (text_of(messages[i].get("content")) for i in (index - 1, index))
                 yield Violation(
-                    f"messages {index - 1} and {index} are both user messages",
+                    f"messages {ctx.label(index - 1)} and {ctx.label(index)} are both user messages",
                     key=(short_hash(first), short_hash(second)),
                     message_index=index, pointer=f"/messages/{index}",
                     evidence={"previous": excerpt(first, 60), "this": excerpt(second, 60)},

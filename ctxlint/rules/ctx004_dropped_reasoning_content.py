@@ -18,16 +18,20 @@ class DroppedReasoningContent(Rule):
 
     When pass-back is required comes from the packaged model profiles: DeepSeek's thinking
     models and Kimi K2 thinking require it on turns that made tool calls; GLM (4.5 and
-    later) on tool-call turns, and on every turn when `thinking.clear_thinking` is false.
-    Turns without tool calls of DeepSeek reasoner histories are not judged: the API
-    ignores reasoning there, so dropping it is legal.
+    later) on tool-call turns, and on every turn when `thinking.clear_thinking` is false;
+    Claude with extended thinking on the tool-call turns of the tool loop still going (no
+    user message after them), where reasoning is the `thinking` blocks. Turns without tool
+    calls of DeepSeek reasoner histories are not judged: the API ignores reasoning there,
+    so dropping it is legal, and so is dropping a Claude turn's thinking once the user
+    has spoken again (the API strips it).
 
     ## Why is this bad?
     Interleaved thinking models plan a tool loop in their reasoning. An app that stores
     only `content` and `tool_calls` hands the model its own actions without the plan
     behind them, and it "forgets" why it called the tool. DeepSeek answers HTTP 400
     ("Missing reasoning_content field in the assistant message at message index N");
-    Zhipu says thinking blocks should be returned with the tool results.
+    Anthropic answers 400 ("Expected `thinking` or `redacted_thinking`, but found
+    `tool_use`"); Zhipu says thinking blocks should be returned with the tool results.
 
     ## Example
     ```json
@@ -52,7 +56,7 @@ class DroppedReasoningContent(Rule):
         messages = ctx.messages
         for index in range(ctx.unchanged(self), len(messages)):
             message = messages[index]
-            if role_of(message) != "assistant" or not ctx.passback_required(message):
+            if role_of(message) != "assistant" or not ctx.passback_required(index):
                 continue
             if reasoning_of(message)[0] is not None:
                 continue
@@ -65,13 +69,13 @@ class DroppedReasoningContent(Rule):
                 if not returned:
                     continue  # seen before without reasoning: the model did not think there
                 yield Violation(
-                    f"assistant message {index} comes back without the {returned[0]} the model returned for it ({known['_origin']})",
+                    f"assistant message {ctx.label(index)} comes back without the {ctx.turn.record.field_label(returned[0])} the model returned for it ({known['_origin']})",
                     key=identity, message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
                     evidence={"returned_field": returned[0], "seen_in": known["_origin"], "model": ctx.turn.record.model},
                 )
             elif ctx.thinking and message.get("tool_calls"):
                 yield Violation(
-                    f"tool-call turn at message {index} carries no reasoning_content, which {ctx.profile.id} requires on tool-call turns while thinking",
+                    f"tool-call turn at message {ctx.label(index)} carries no {ctx.turn.record.field_label('reasoning_content')}, which {ctx.profile.id} requires on tool-call turns while thinking",
                     key=identity, message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
                     evidence={"profile": ctx.profile.id, "sources": list(ctx.profile.sources), "model": ctx.turn.record.model},
                 )

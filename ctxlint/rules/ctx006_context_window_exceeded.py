@@ -25,6 +25,15 @@ def context_length_error(ctx) -> str | None:
     return str(response.error.get("message") or response.error.get("code") or said).strip()
 
 
+def _served(ctx) -> bool:
+    """The provider counted this prompt and answered it, and the model has a larger window
+    behind an opt-in header (Anthropic's 1M-token beta) that the prompt fits: it was on."""
+    response = ctx.turn.record.response
+    larger = ctx.profile.opt_in_window
+    return (larger is not None and ctx.tokens.counter == "server" and ctx.tokens.tokens <= larger
+            and response is not None and not response.failed and response.message is not None)
+
+
 class ContextWindowExceeded(Rule):
     """
     ## What it does
@@ -34,7 +43,9 @@ class ContextWindowExceeded(Rule):
     the counter); the window comes from the model profile, models.dev data, or
     `--context-window`. An offline count must pass the window by more than its counter
     can be off (15% for cl100k_base standing in for another tokenizer, 30% for the
-    character estimate); short of that, CTX007 warns that the prompt may not fit.
+    character estimate); short of that, CTX007 warns that the prompt may not fit. A
+    model with a larger window behind an opt-in header (Claude's 1M-token beta) is not
+    flagged for a prompt the provider counted, answered, and that fits the larger window.
 
     ## Why is this bad?
     Past the window the provider refuses the request, or (behind some gateways) cuts
@@ -63,7 +74,7 @@ class ContextWindowExceeded(Rule):
         provider_said = context_length_error(ctx)
         window = ctx.profile.context_window
         tokens = ctx.tokens
-        if window is not None and tokens.over(window):
+        if window is not None and tokens.over(window) and not _served(ctx):
             yield Violation(
                 f"prompt is {tokens.tokens:,} tokens ({tokens.counter}), over the {window:,}-token window of {ctx.profile.id}",
                 key="exceeded",

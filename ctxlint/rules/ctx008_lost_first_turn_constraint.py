@@ -101,7 +101,7 @@ class LostFirstTurnConstraint(Rule):
             kept = ctx.session.opening.get(key)
             if kept is None:
                 continue
-            index, original, since, label = kept
+            index, original, since, label, index_label = kept
             if index < len(ctx.messages) and ctx.messages[index] is original:
                 continue  # still sent where it was: the common case, decided without reading
             role = role_of(original)
@@ -121,22 +121,22 @@ class LostFirstTurnConstraint(Rule):
             subject = f"the session's first {key} message"
             edited = ctx.transition.edited_at
             if edited is not None and message_identity(original) == ctx.previous.identities[edited]:
-                label = f"{subject}, as edited at turn {ctx.turn.number} (message {edited})"
-                ctx.session.opening[key] = (edited, ctx.messages[edited], ctx.turn.number, label)
+                label = f"{subject}, as edited at turn {ctx.turn.number} (message {ctx.label(edited)})"
+                ctx.session.opening[key] = (edited, ctx.messages[edited], ctx.turn.number, label, ctx.label(edited))
                 continue  # the user corrected it: the edit is what the session must keep now
-            what = label or f"{subject} (turn 1, message {index})"
+            what = label or f"{subject} (turn 1, message {index_label})"
             cut_words = content_words("\n".join(sorted(lost)))
             summary, restated = self._best_summary(ctx, cut_words)
             if summary is not None and restated >= ctx.option(self, "restated_share") * len(cut_words):
-                label = f"the summary that restated {subject} (turn {ctx.turn.number}, message {summary})"
-                ctx.session.opening[key] = (summary, ctx.messages[summary], ctx.turn.number, label)
+                label = f"the summary that restated {subject} (turn {ctx.turn.number}, message {ctx.label(summary)})"
+                ctx.session.opening[key] = (summary, ctx.messages[summary], ctx.turn.number, label, ctx.label(summary))
                 continue
             evidence = {"first_request_line": ctx.session.first_line, "lost_line": excerpt(sorted(lost)[0], 80)}
             evidence.update({"first_turn_index": index} if since == 1 else {"since_turn": since, "since_index": index})
             if summary is None:
                 message = f"{what} is no longer sent" if len(lost) == len(wanted) else f"{what} lost {len(lost)} of its {len(wanted)} lines"
             else:
-                message = f"{what} is cut, and the summary put in its place (message {summary}) restates {restated} of its {len(cut_words)} content words"
+                message = f"{what} is cut, and the summary put in its place (message {ctx.label(summary)}) restates {restated} of its {len(cut_words)} content words"
                 evidence["summary_index"] = summary
             yield Violation(message, key=key, message_index=summary, pointer=None if summary is None else f"/messages/{summary}", evidence=evidence)
 

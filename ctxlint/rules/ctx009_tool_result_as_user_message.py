@@ -61,6 +61,6 @@ class ToolResultAsUserMessage(Rule):
             if role_of(message) == "assistant" and tool_call_ids(message) and answered_as_user(messages, index):
                 ids = tool_call_ids(message)
                 yield Violation(
-                    f"the calls of assistant message {index} ({', '.join(ids)}) are answered by a user message, not tool messages",
+                    f"the calls of assistant message {ctx.label(index)} ({', '.join(ids)}) are answered by a user message, not tool messages",
                     key=tuple(ids), message_index=index + 1, tool_call_id=ids[0], pointer=f"/messages/{index + 1}",
                 )

@@ -38,7 +38,7 @@ class MissingToolCallId(Rule):
             message = messages[index]
             if role_of(message) == "tool" and not message.get("tool_call_id"):
                 yield Violation(
-                    f"tool message {index} has no tool_call_id",
+                    f"tool message {ctx.label(index)} has no tool_call_id",
                     key=short_hash(text_of(message.get("content")), str(ctx.turn.identities[index - 1] if index else "")),
                     message_index=index, pointer=f"/messages/{index}",
                 )

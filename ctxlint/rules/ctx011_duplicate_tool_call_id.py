@@ -41,6 +41,6 @@ class DuplicateToolCallId(Rule):
             for call_id, count in Counter(tool_call_ids(message)).items():
                 if count > 1:
                     yield Violation(
-                        f"assistant message {index} has {count} tool calls with the id {call_id!r}",
+                        f"assistant message {ctx.label(index)} has {count} tool calls with the id {call_id!r}",
                         key=ctx.turn.identities[index], message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}/tool_calls",
                     )

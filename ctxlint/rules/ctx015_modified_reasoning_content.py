@@ -14,12 +14,14 @@ class ModifiedReasoningContent(Rule):
     response, or the first copy of the message in the session. Only messages whose
     reasoning the model's profile says must be passed back are judged; the same field is
     compared (a `reasoning_details` passed back verbatim while the plain `reasoning`
-    string is dropped is OpenRouter's documented way and is not flagged).
+    string is dropped is OpenRouter's documented way and is not flagged). For Claude the
+    reasoning is the `thinking` / `redacted_thinking` blocks, text and signature.
 
     ## Why is this bad?
     Reasoning is passed back so the model can continue its own plan. Trimmed, stripped,
     re-joined or translated reasoning is a plan the model did not write; providers that
-    sign or cache it reject or ignore it, and the model acts on the edited version.
+    sign or cache it reject or ignore it (Anthropic checks each thinking block against its
+    signature), and the model acts on the edited version.
 
     ## Example
     The response carried `"reasoning_content": "\\nCheck the weather, then book."`; the
@@ -39,7 +41,7 @@ class ModifiedReasoningContent(Rule):
         messages = ctx.messages
         for index in range(ctx.unchanged(self), len(messages)):
             message = messages[index]
-            if role_of(message) != "assistant" or not ctx.passback_required(message):
+            if role_of(message) != "assistant" or not ctx.passback_required(index):
                 continue
             known = ctx.known_reasoning(ctx.turn.identities[index])
             if not known:
@@ -48,7 +50,7 @@ class ModifiedReasoningContent(Rule):
                 if name in known and message.get(name) not in (None, "", []) and ReasoningSeen.of(message[name]) != known[name]:
                     ids = tool_call_ids(message)
                     yield Violation(
-                        f"assistant message {index} sends back a {name} that differs from the one the model returned ({known['_origin']})",
+                        f"assistant message {ctx.label(index)} sends back {ctx.turn.record.field_label(name)} changed from what the model returned ({known['_origin']})",
                         key=(ctx.turn.identities[index], name), message_index=index, tool_call_id=ids[0] if ids else None,
                         pointer=f"/messages/{index}/{name}",
                         evidence={"field": name, "returned_length": known[name].length, "sent_length": len(reasoning_text(message[name])), "seen_in": known["_origin"]},

@@ -82,7 +82,7 @@ class DroppedAssistantTurn(Rule):
         slot = transition.new_from
         if slot < len(ctx.messages) and role_of(ctx.messages[slot]) == "user":
             yield Violation(
-                f"the model's reply to the tool results that ended turn {previous.number} is missing: message {slot} is the user's next message",
+                f"the model's reply to the tool results that ended turn {previous.number} is missing: message {ctx.label(slot)} is the user's next message",
                 key=("dropped", previous.number), message_index=slot, pointer=f"/messages/{slot}",
                 evidence={"previous_line": previous.record.line},
             )

@@ -75,7 +75,7 @@ class ResidualMarkup(Rule):
                 found = next((m for m in TOOL_MARKUP.finditer(content) if _tag_name(m.group()) not in system_text), None)
             if found is not None:
                 yield Violation(
-                    f"assistant message {index} carries model markup {found.group()!r}",
+                    f"assistant message {ctx.label(index)} carries model markup {found.group()!r}",
                     key=(ctx.turn.identities[index], found.group()), message_index=index, pointer=f"/messages/{index}/content",
                     evidence={"markup": found.group(), "offset": found.start()},
                 )

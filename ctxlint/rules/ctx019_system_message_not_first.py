@@ -40,7 +40,7 @@ class SystemMessageNotFirst(Rule):
             role = role_of(message)
             if role == "system" and seen_other:
                 count = sum(1 for m in ctx.messages[index:] if role_of(m) == "system")
-                yield Violation(f"system message {index} comes after the conversation started ({count} such message{'s' if count != 1 else ''} in this request)",
+                yield Violation(f"system message {ctx.label(index)} comes after the conversation started ({count} such message{'s' if count != 1 else ''} in this request)",
                                 key="system-not-first", message_index=index, pointer=f"/messages/{index}")
                 return
             if role not in STEERING_ROLES:

@@ -44,7 +44,7 @@ class TruncatedResponseReused(Rule):
         if position is not None and not _continued(ctx.messages, position):
             ids = tool_call_ids(previous.response_message)
             yield Violation(
-                f"message {position} is turn {previous.number}'s reply, which was cut off (finish_reason 'length')",
+                f"message {ctx.label(position)} is turn {previous.number}'s reply, which was cut off (finish_reason 'length')",
                 key=("truncated", previous.number), message_index=position, tool_call_id=ids[0] if ids else None,
                 pointer=f"/messages/{position}", evidence={"returned_in_line": previous.record.line},
             )

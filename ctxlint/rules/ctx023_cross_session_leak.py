@@ -114,7 +114,7 @@ class CrossSessionLeak(Rule):
             if seen is not None and seen < rank:
                 origin = next(session for shard in shards if (session := shard.session_at(seen)) is not None)
                 yield place, Violation(
-                    f"message {index} was first sent by session {origin}, and this session never had it",
+                    f"message {place.label(index)} was first sent by session {origin}, and this session never had it",
                     key=origin, message_index=index, pointer=f"/messages/{index}",
                     evidence={"first_seen_in_session": origin, "excerpt": quoted},
                 )

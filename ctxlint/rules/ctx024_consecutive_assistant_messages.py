@@ -33,6 +33,6 @@ class ConsecutiveAssistantMessages(Rule):
             if role_of(ctx.messages[index]) == "assistant" and role_of(ctx.messages[index - 1]) == "assistant" \
                     and not different_participants(ctx.messages[index - 1], ctx.messages[index]):
                 yield Violation(
-                    f"messages {index - 1} and {index} are both assistant messages",
+                    f"messages {ctx.label(index - 1)} and {ctx.label(index)} are both assistant messages",
                     key=(ctx.turn.identities[index - 1], ctx.turn.identities[index]), message_index=index, pointer=f"/messages/{index}",
                 )

@@ -61,7 +61,7 @@ class RepairedHistory(Rule):
             if marker or filler:
                 repair_text = excerpt(marker.group() if marker else text, 80)
                 yield Violation(
-                    f"message {index} is a gateway's repair text: {repair_text}",
+                    f"message {ctx.label(index)} is a gateway's repair text: {repair_text}",
                     key=ctx.turn.identities[index], message_index=index, pointer=f"/messages/{index}/content",
                     evidence={"repair_text": repair_text},
                 )

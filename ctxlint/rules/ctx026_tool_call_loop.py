@@ -68,7 +68,7 @@ class ToolCallLoop(Rule):
                 name, arguments = call_signature(call)
                 first_index, first_call = calls[run_start]
                 yield Violation(
-                    f"{name} was called {repeats} times in a row with the same arguments (first at message {first_index})",
+                    f"{name} was called {repeats} times in a row with the same arguments (first at message {ctx.label(first_index)})",
                     key=(name, arguments, first_call.get("id"), first_index), message_index=index, tool_call_id=call.get("id"),
                     pointer=f"/messages/{index}", evidence={"tool": name, "repeats": repeats},
                 )

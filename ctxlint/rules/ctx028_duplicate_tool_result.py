@@ -59,7 +59,7 @@ class DuplicateToolResult(Rule):
             first = answered.setdefault(call_id, index)
             if first != index and index >= start:
                 yield Violation(
-                    f"tool call {call_id!r} of assistant message {caller} is answered twice, by messages {first} and {index}",
+                    f"tool call {call_id!r} of assistant message {ctx.label(caller)} is answered twice, by messages {ctx.label(first)} and {ctx.label(index)}",
                     key=(ctx.turn.identities[caller], call_id), message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
                     evidence={"first_result_index": first, "same_content": message.get("content") == messages[first].get("content")},
                 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxlint.chat import REASONING_FIELDS, Quoted, excerpt, message_identity, role_of, similar, text_of, tool_call_ids
+from ctxlint.chat import REASONING_FIELDS, Quoted, excerpt, last_user_index, message_identity, role_of, similar, text_of, tool_call_ids
 from ctxlint.profiles import ProfileBook, passback_required
 from ctxlint.rules.base import Finding
 from ctxlint.sessions.history import align
@@ -148,7 +148,7 @@ class SendRecordBuilder:
                     reasoning_only = all(name in REASONING_FIELDS for name in changed)
                     if finding is not None:
                         status.legal, status.why = False, f"{finding.code}: {finding.message}"
-                    elif reasoning_only and role_of(message) == "assistant" and passback_required(profile, turn.record.request, entry.original):
+                    elif reasoning_only and role_of(message) == "assistant" and passback_required(profile, turn.record.request, entry.original, index > last_user_index(turn.messages)):
                         status.legal, status.why = False, f"{profile.id} requires this reasoning to be passed back"
                     elif reasoning_only:
                         status.why = f"dropping reasoning here is allowed by {profile.id or 'the unknown model'}"

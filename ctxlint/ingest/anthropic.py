@@ -1,0 +1,295 @@
+"""Anthropic Messages bodies as the one normalized (chat-completions) shape, with a map
+back to where each normalized message came from, so a finding points into the body the
+app actually sent.
+
+The protocol maps one to one: the top-level `system` is the first system message; an
+assistant message's `text` blocks are its content, its `tool_use` blocks its tool calls
+(`input` as JSON arguments), its `thinking` / `redacted_thinking` blocks its reasoning
+(`reasoning_details`, kept whole: the API checks their signatures); a user message's
+`tool_result` blocks are tool messages, and its other blocks the user's message.
+Server-tool blocks (`server_tool_use`, `web_search_tool_result`, …) run and are answered
+inside the provider: they are left out, on both the request and the response side.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Iterable
+
+import orjson
+
+from ctxlint.chat import REASONING_FIELDS
+from ctxlint.ingest.record import Response
+
+THINKING_BLOCKS = ("thinking", "redacted_thinking")
+# Anthropic stop reasons in chat-completions terms, so rules read one vocabulary.
+FINISH_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length",
+                  "model_context_window_exceeded": "length", "pause_turn": "pause_turn", "refusal": "content_filter"}
+_MESSAGE_POINTER = re.compile(r"/messages/(\d+)(.*)")
+_CALL_POINTER = re.compile(r"/tool_calls/(\d+)(.*)")
+_CALL_PARTS = {"/function/arguments": "/input", "/function/name": "/name", "/id": "/id"}
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where one normalized message is in the body that was sent."""
+
+    index: int | None  # the body's own message index; None for the top-level system prompt
+    pointer: str  # JSON pointer of the message, or of the tool_result block it came from
+    calls: tuple[str, ...] = ()  # pointer of each tool_use block, in tool_calls order
+
+
+@dataclass(frozen=True, slots=True)
+class SourceMap:
+    """Per normalized message, its Origin: how findings are put back into the sent body."""
+
+    origins: tuple[Origin, ...]
+
+    def label(self, index: int) -> str:
+        """How a finding's text names normalized message `index`: by the body's own index."""
+        if not 0 <= index < len(self.origins):
+            return str(index)
+        origin = self.origins[index]
+        return "system" if origin.index is None else str(origin.index)
+
+    @staticmethod
+    def field(name: str) -> str:
+        """How a finding's text names a normalized field: reasoning is thinking blocks here."""
+        return "thinking blocks" if name in REASONING_FIELDS else name
+
+    def relocate(self, violation: Any) -> Any:
+        """The violation with its message index and JSON pointer in the sent body's terms."""
+        index = violation.message_index
+        pointer = self.pointer(violation.pointer)
+        if index is not None and 0 <= index < len(self.origins):
+            index = self.origins[index].index
+        if index == violation.message_index and pointer == violation.pointer:
+            return violation
+        return replace(violation, message_index=index, pointer=pointer)
+
+    def pointer(self, pointer: str | None) -> str | None:
+        found = _MESSAGE_POINTER.fullmatch(pointer or "")
+        if found is None or int(found.group(1)) >= len(self.origins):
+            return pointer
+        origin, rest = self.origins[int(found.group(1))], found.group(2)
+        call = _CALL_POINTER.fullmatch(rest)
+        if call is not None and int(call.group(1)) < len(origin.calls):
+            return origin.calls[int(call.group(1))] + _CALL_PARTS.get(call.group(2), "")
+        if origin.index is None:
+            return origin.pointer
+        return origin.pointer + ("/content" if rest else "")
+
+
+class BodyProblem(ValueError):
+    """A Messages body that cannot be read, and where (a JSON pointer into it)."""
+
+    def __init__(self, message: str, pointer: str) -> None:
+        super().__init__(message)
+        self.pointer = pointer
+
+
+def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
+    """The normalized request of an Anthropic Messages body, and where its messages came from."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        raise BodyProblem("`messages` is not a list", "/messages")
+    normalized: list[dict[str, Any]] = []
+    origins: list[Origin] = []
+    system = body.get("system")
+    if system is not None:
+        if not isinstance(system, (str, list)):
+            raise BodyProblem("`system` is neither a string nor a list of text blocks", "/system")
+        normalized.append({"role": "system", "content": system if isinstance(system, str) else _text(system)})
+        origins.append(Origin(None, "/system"))
+    for index, message in enumerate(messages):
+        pointer = f"/messages/{index}"
+        if not isinstance(message, dict):
+            raise BodyProblem(f"message {index} is not an object", pointer)
+        role, content = message.get("role"), message.get("content")
+        if not isinstance(content, (str, list)):
+            raise BodyProblem(f"message {index} has no content (a string or a list of blocks)", pointer + "/content")
+        if role == "assistant":
+            assistant, calls = assistant_message(content, pointer)
+            normalized.append(assistant)
+            origins.append(Origin(index, pointer, calls))
+        elif role == "user":
+            for part, origin in _user_messages(content, index, pointer):
+                normalized.append(part)
+                origins.append(origin)
+        else:
+            raise BodyProblem(f"message {index} has role {role!r}; the Messages API takes user and assistant", pointer + "/role")
+    request = {name: value for name, value in body.items() if name not in ("messages", "system", "tools")}
+    request["messages"] = normalized
+    if isinstance(body.get("tools"), list):
+        request["tools"] = [_tool(tool) for tool in body["tools"]]
+    return request, SourceMap(tuple(origins))
+
+
+def assistant_message(content: str | list[Any], pointer: str = "") -> tuple[dict[str, Any], tuple[str, ...]]:
+    """An assistant turn in normalized form, and the pointers of its tool_use blocks."""
+    message: dict[str, Any] = {"role": "assistant"}
+    if isinstance(content, str):
+        message["content"] = content
+        return message, ()
+    texts, calls, thinking, call_pointers = [], [], [], []
+    for position, block in enumerate(_blocks(content, pointer)):
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(block.get("text") if isinstance(block.get("text"), str) else "")
+        elif kind == "tool_use":
+            calls.append({"id": block.get("id"), "type": "function",
+                          "function": {"name": block.get("name"), "arguments": _arguments(block.get("input", {}))}})
+            call_pointers.append(f"{pointer}/content/{position}")
+        elif kind in THINKING_BLOCKS:
+            thinking.append(block)
+    message["content"] = "".join(texts) if texts else None
+    if thinking:
+        message["reasoning_details"] = thinking
+    if calls:
+        message["tool_calls"] = calls
+    return message, tuple(call_pointers)
+
+
+def _arguments(tool_input: Any) -> str:
+    """A tool_use input as JSON arguments, keys sorted: an object the app stored and sent
+    back in another key order is the same call."""
+    try:
+        return orjson.dumps(tool_input, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:
+        return str(tool_input)
+
+
+def _user_messages(content: str | list[Any], index: int, pointer: str) -> Iterable[tuple[dict[str, Any], Origin]]:
+    """A user turn as normalized messages: a tool message per tool_result block, and one
+    user message for each run of other blocks."""
+    if isinstance(content, str):
+        yield {"role": "user", "content": content}, Origin(index, pointer)
+        return
+    run: list[Any] = []
+    for position, block in enumerate(_blocks(content, pointer)):
+        if block.get("type") == "tool_result":
+            if run:
+                yield {"role": "user", "content": _user_content(run)}, Origin(index, pointer)
+                run = []
+            result = block.get("content")
+            tool = {"role": "tool", "tool_call_id": block.get("tool_use_id"), "content": result if isinstance(result, str) else _text(result)}
+            yield tool, Origin(index, f"{pointer}/content/{position}")
+        else:
+            run.append(block)
+    if run or not content:
+        yield {"role": "user", "content": _user_content(run)}, Origin(index, pointer)
+
+
+def _user_content(blocks: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    """What the user said, the same however the app wrapped it: a string and text blocks
+    read alike, and `cache_control` (prompt-cache breakpoints, which apps move to the newest
+    message every turn) is not part of what was said."""
+    if all(block.get("type") == "text" for block in blocks):
+        return _text(blocks)
+    return [{name: value for name, value in block.items() if name != "cache_control"} for block in blocks]
+
+
+def _blocks(content: list[Any], pointer: str) -> list[dict[str, Any]]:
+    for position, block in enumerate(content):
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            raise BodyProblem(f"{pointer}/content/{position} is not a content block (an object with a `type`)", f"{pointer}/content/{position}")
+    return content
+
+
+def _text(blocks: Any) -> str:
+    if not isinstance(blocks, list):
+        return ""
+    return "\n".join(block["text"] for block in blocks if isinstance(block, dict) and isinstance(block.get("text"), str))
+
+
+def _tool(tool: Any) -> Any:
+    """A client tool as a function declaration; a server tool (web search, code execution)
+    keeps its type, which is how rules know the provider runs it."""
+    if not isinstance(tool, dict) or (tool.get("type") not in (None, "custom")):
+        return tool
+    return {"type": "function", "function": {"name": tool.get("name"), "description": tool.get("description"),
+                                             "parameters": tool.get("input_schema")}}
+
+
+def is_message_body(body: Any) -> bool:
+    """An Anthropic Messages response (chat-completions has no `type: message`)."""
+    return isinstance(body, dict) and body.get("type") == "message" and isinstance(body.get("content"), list)
+
+
+def parse_message(body: dict[str, Any], status: int | None = None) -> Response:
+    """The Response of a Messages API reply, in normalized terms."""
+    try:
+        message, _ = assistant_message(body["content"])
+    except BodyProblem:
+        return Response(status=status, model=_str(body.get("model")))
+    reason = _str(body.get("stop_reason"))
+    return Response(message=message, finish_reason=FINISH_REASONS.get(reason, reason) if reason else None,
+                    usage=usage(body.get("usage")), status=status, model=_str(body.get("model")))
+
+
+def usage(raw: Any) -> dict[str, Any] | None:
+    """Anthropic's usage with the prompt size in chat-completions terms: `input_tokens`
+    counts only what was not read from or written to the prompt cache."""
+    if not isinstance(raw, dict):
+        return None
+    parts = [raw.get(name) for name in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")]
+    counted = [part for part in parts if isinstance(part, int) and not isinstance(part, bool)]
+    normalized = dict(raw)
+    if counted:
+        normalized["prompt_tokens"] = sum(counted)
+    if isinstance(raw.get("output_tokens"), int):
+        normalized["completion_tokens"] = raw["output_tokens"]
+    return normalized
+
+
+def is_event_stream(chunks: list[dict[str, Any]]) -> bool:
+    return bool(chunks) and chunks[0].get("type") in ("message_start", "ping", "error")
+
+
+def assemble_events(events: list[dict[str, Any]], status: int | None = None) -> Response:
+    """One reply from a Messages event stream: blocks opened by content_block_start and
+    grown by their deltas (text, tool input JSON, thinking, signature)."""
+    message: dict[str, Any] = {"type": "message", "content": []}
+    blocks: dict[int, dict[str, Any]] = {}
+    inputs: dict[int, list[str]] = {}
+    for event in events:
+        kind = event.get("type")
+        if kind == "error":
+            error = event.get("error") if isinstance(event.get("error"), dict) else {"message": str(event.get("error"))}
+            return Response(error={key: error.get(key) for key in ("message", "type") if key in error}, status=status)
+        if kind == "message_start" and isinstance(event.get("message"), dict):
+            message.update({key: value for key, value in event["message"].items() if key != "content"})
+        elif kind == "content_block_start" and isinstance(event.get("content_block"), dict):
+            blocks[event.get("index", len(blocks))] = dict(event["content_block"])
+        elif kind == "content_block_delta" and isinstance(event.get("delta"), dict):
+            _grow(blocks.setdefault(event.get("index", 0), {"type": "text", "text": ""}), event["delta"], inputs.setdefault(event.get("index", 0), []))
+        elif kind == "message_delta":
+            delta = event.get("delta") if isinstance(event.get("delta"), dict) else {}
+            message.update({key: value for key, value in delta.items() if key in ("stop_reason", "stop_sequence")})
+            if isinstance(event.get("usage"), dict):
+                message["usage"] = {**(message.get("usage") or {}), **event["usage"]}
+    for index, parts in inputs.items():
+        if parts and blocks[index].get("type") == "tool_use":
+            try:
+                blocks[index]["input"] = orjson.loads("".join(parts))
+            except orjson.JSONDecodeError:
+                blocks[index]["input"] = "".join(parts)
+    message["content"] = [blocks[index] for index in sorted(blocks)]
+    return parse_message(message, status)
+
+
+def _grow(block: dict[str, Any], delta: dict[str, Any], inputs: list[str]) -> None:
+    kind = delta.get("type")
+    if kind == "text_delta":
+        block["text"] = (block.get("text") or "") + str(delta.get("text") or "")
+    elif kind == "thinking_delta":
+        block["thinking"] = (block.get("thinking") or "") + str(delta.get("thinking") or "")
+    elif kind == "signature_delta":
+        block["signature"] = (block.get("signature") or "") + str(delta.get("signature") or "")
+    elif kind == "input_json_delta":
+        inputs.append(str(delta.get("partial_json") or ""))
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
