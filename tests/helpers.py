@@ -32,3 +32,14 @@ def expected_of(case: Path) -> list[tuple[str, int]]:
             code, number = line.split()
             expected.append((code, int(number)))
     return sorted(expected)
+
+
+def write_records(path: Path, records: list) -> str:
+    """A JSONL log of `records` at `path`; its path as a string."""
+    path.write_bytes(b"".join(orjson.dumps(record) + b"\n" for record in records))
+    return str(path)
+
+
+def located_findings(report: dict) -> list[tuple]:
+    """Each finding as (code, line, message index, JSON pointer, tool_call_id)."""
+    return [(f["code"], f["line"], f["message_index"], f["pointer"], f["tool_call_id"]) for f in report["findings"]]

@@ -9,7 +9,7 @@ import yaml
 from conftest import FIXTURES, REAL_LOGS, needs_real_logs
 from ctxlint.ingest import read_inputs
 from ctxlint.ingest.responses import parse_response
-from helpers import code_lines, json_report
+from helpers import code_lines, json_report, located_findings, write_records
 
 RULE_CASES = FIXTURES / "rules"
 MODEL = "claude-sonnet-4-5"
@@ -17,25 +17,19 @@ TOOLS = [{"name": "get_weather", "input_schema": {"type": "object", "properties"
 
 
 def _write(tmp_path, records) -> str:
-    log = tmp_path / "anthropic.jsonl"
-    log.write_bytes(b"".join(orjson.dumps(record) + b"\n" for record in records))
-    return str(log)
-
-
-def _located(report: dict) -> list[tuple]:
-    return [(f["code"], f["line"], f["message_index"], f["pointer"], f["tool_call_id"]) for f in report["findings"]]
+    return write_records(tmp_path / "anthropic.jsonl", records)
 
 
 def test_a_tool_result_without_its_tool_use_points_at_the_block():
     report = json_report(str(RULE_CASES / "CTX001" / "fail_anthropic_tool_use_turn_dropped.jsonl"))
-    assert _located(report) == [("CTX001", 2, 1, "/messages/1/content/0", "toolu_01"), ("CTX016", 2, None, None, "toolu_01")]
+    assert located_findings(report) == [("CTX001", 2, 1, "/messages/1/content/0", "toolu_01"), ("CTX016", 2, None, None, "toolu_01")]
     # the body's own numbering: its message 1, not the normalized request's
     assert report["findings"][0]["message"].startswith("tool result for 'toolu_01' at message 1 answers no call")
 
 
 def test_an_edited_thinking_block_points_at_the_message_content():
     report = json_report(str(RULE_CASES / "CTX015" / "fail_claude_thinking_block_edited.jsonl"))
-    assert _located(report) == [("CTX015", 2, 1, "/messages/1/content", "toolu_01")]
+    assert located_findings(report) == [("CTX015", 2, 1, "/messages/1/content", "toolu_01")]
     assert "sends back thinking blocks changed from what the model returned" in report["findings"][0]["message"]
 
 
@@ -58,7 +52,7 @@ def test_a_tool_use_block_is_located_for_argument_findings(tmp_path):
         {"role": "assistant", "content": [{"type": "text", "text": "Checking."}, {"type": "tool_use", "id": "toolu_9", "name": "get_weather", "input": {}}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_9", "content": "which city?"}]}]}}])
     report = json_report(log)
-    assert _located(report) == [("CTX013", 1, 1, "/messages/1/content/1/input", "toolu_9")]
+    assert located_findings(report) == [("CTX013", 1, 1, "/messages/1/content/1/input", "toolu_9")]
 
 
 def test_usage_counts_the_cached_prompt_too():

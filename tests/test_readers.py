@@ -35,11 +35,11 @@ def test_govcr_reasoning_dropped_vs_verbatim():
     assert code_lines(json_report(str(READERS / "govcr_sse_parallel_calls_verbatim.yaml"))) == []
 
 
-def test_pydantic_parsed_body_and_skipped_responses_api():
+def test_pydantic_parsed_body_and_a_responses_api_interaction_are_read():
     report = json_report(str(READERS / "pydantic_parsed_body_clean.yaml"))
     assert code_lines(report) == []
-    assert report["summary"]["records"] == 2
-    assert report["summary"]["skipped"] == {"not chat-completions: OpenAI Responses API": 1}
+    assert report["summary"]["records"] == 3
+    assert report["summary"]["skipped"] == {}
 
 
 def test_yaml_that_is_not_a_cassette_is_ctx900():

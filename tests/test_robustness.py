@@ -295,7 +295,7 @@ def test_output_does_not_depend_on_the_hash_seed():
 
 
 @pytest.mark.parametrize(("line", "hint"), [
-    ({"model": "gpt-4o", "input": "hi"}, "it looks like an OpenAI Responses API body"),
+    ({"model": "gpt-4o", "input": "hi"}, "it looks like an embeddings body, or a Responses API body with neither `instructions` nor input items"),
     ({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}, "it looks like a Gemini generateContent body"),
     ({"foo": 1}, 'expected an envelope {"request": {...}}, a bare request {"messages": [...]}'),
 ])
@@ -318,3 +318,9 @@ def test_anthropic_messages_bodies_are_normalized_and_linted(tmp_path):
     assert report["summary"]["skipped"] == {}
     assert report["summary"]["records"] == 3
     assert [(f["code"], f["line"]) for f in report["findings"]] == [("CTX003", 3)]
+
+
+def test_a_tool_call_without_function_or_custom_says_what_it_needs(tmp_path):
+    line = orjson.dumps({"request": {"model": "gpt-4o", "messages": [{"role": "assistant", "tool_calls": [{"id": "x", "type": "function"}]}]}})
+    assert located(tmp_path, line + b"\n") == [
+        ("CTX900", 1, "request breaks the chat-completions schema at /request/messages/0/tool_calls/0: needs 'function' or 'custom' (schema keyword 'anyOf')")]

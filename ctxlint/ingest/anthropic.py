@@ -13,80 +13,21 @@ inside the provider: they are left out, on both the request and the response sid
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 import orjson
 
-from ctxlint.chat import REASONING_FIELDS
+from ctxlint.chat import text_of
 from ctxlint.ingest.record import Response
+from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap
 
 THINKING_BLOCKS = ("thinking", "redacted_thinking")
 # Anthropic stop reasons in chat-completions terms, so rules read one vocabulary.
 FINISH_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length",
                   "model_context_window_exceeded": "length", "pause_turn": "pause_turn", "refusal": "content_filter"}
-_MESSAGE_POINTER = re.compile(r"/messages/(\d+)(.*)")
-_CALL_POINTER = re.compile(r"/tool_calls/(\d+)(.*)")
-_CALL_PARTS = {"/function/arguments": "/input", "/function/name": "/name", "/id": "/id"}
-
-
-@dataclass(frozen=True, slots=True)
-class Origin:
-    """Where one normalized message is in the body that was sent."""
-
-    index: int | None  # the body's own message index; None for the top-level system prompt
-    pointer: str  # JSON pointer of the message, or of the tool_result block it came from
-    calls: tuple[str, ...] = ()  # pointer of each tool_use block, in tool_calls order
-
-
-@dataclass(frozen=True, slots=True)
-class SourceMap:
-    """Per normalized message, its Origin: how findings are put back into the sent body."""
-
-    origins: tuple[Origin, ...]
-
-    def label(self, index: int) -> str:
-        """How a finding's text names normalized message `index`: by the body's own index."""
-        if not 0 <= index < len(self.origins):
-            return str(index)
-        origin = self.origins[index]
-        return "system" if origin.index is None else str(origin.index)
-
-    @staticmethod
-    def field(name: str) -> str:
-        """How a finding's text names a normalized field: reasoning is thinking blocks here."""
-        return "thinking blocks" if name in REASONING_FIELDS else name
-
-    def relocate(self, violation: Any) -> Any:
-        """The violation with its message index and JSON pointer in the sent body's terms."""
-        index = violation.message_index
-        pointer = self.pointer(violation.pointer)
-        if index is not None and 0 <= index < len(self.origins):
-            index = self.origins[index].index
-        if index == violation.message_index and pointer == violation.pointer:
-            return violation
-        return replace(violation, message_index=index, pointer=pointer)
-
-    def pointer(self, pointer: str | None) -> str | None:
-        found = _MESSAGE_POINTER.fullmatch(pointer or "")
-        if found is None or int(found.group(1)) >= len(self.origins):
-            return pointer
-        origin, rest = self.origins[int(found.group(1))], found.group(2)
-        call = _CALL_POINTER.fullmatch(rest)
-        if call is not None and int(call.group(1)) < len(origin.calls):
-            return origin.calls[int(call.group(1))] + _CALL_PARTS.get(call.group(2), "")
-        if origin.index is None:
-            return origin.pointer
-        return origin.pointer + ("/content" if rest else "")
-
-
-class BodyProblem(ValueError):
-    """A Messages body that cannot be read, and where (a JSON pointer into it)."""
-
-    def __init__(self, message: str, pointer: str) -> None:
-        super().__init__(message)
-        self.pointer = pointer
+NAME = "Anthropic Messages API"
+# Where a tool call's parts are in a tool_use block.
+CALL_PARTS = {"/function/arguments": "/input", "/function/name": "/name", "/id": "/id"}
 
 
 def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
@@ -100,8 +41,8 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
     if system is not None:
         if not isinstance(system, (str, list)):
             raise BodyProblem("`system` is neither a string nor a list of text blocks", "/system")
-        normalized.append({"role": "system", "content": system if isinstance(system, str) else _text(system)})
-        origins.append(Origin(None, "/system"))
+        normalized.append({"role": "system", "content": text_of(system)})
+        origins.append(Origin(None, "/system", name="system"))
     for index, message in enumerate(messages):
         pointer = f"/messages/{index}"
         if not isinstance(message, dict):
@@ -123,7 +64,7 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
     request["messages"] = normalized
     if isinstance(body.get("tools"), list):
         request["tools"] = [_tool(tool) for tool in body["tools"]]
-    return request, SourceMap(tuple(origins))
+    return request, SourceMap(tuple(origins), CALL_PARTS, reasoning="thinking blocks")
 
 
 def assistant_message(content: str | list[Any], pointer: str = "") -> tuple[dict[str, Any], tuple[str, ...]]:
@@ -173,7 +114,7 @@ def _user_messages(content: str | list[Any], index: int, pointer: str) -> Iterab
                 yield {"role": "user", "content": _user_content(run)}, Origin(index, pointer)
                 run = []
             result = block.get("content")
-            tool = {"role": "tool", "tool_call_id": block.get("tool_use_id"), "content": result if isinstance(result, str) else _text(result)}
+            tool = {"role": "tool", "tool_call_id": block.get("tool_use_id"), "content": text_of(result)}
             yield tool, Origin(index, f"{pointer}/content/{position}")
         else:
             run.append(block)
@@ -186,7 +127,7 @@ def _user_content(blocks: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
     read alike, and `cache_control` (prompt-cache breakpoints, which apps move to the newest
     message every turn) is not part of what was said."""
     if all(block.get("type") == "text" for block in blocks):
-        return _text(blocks)
+        return text_of(blocks)
     return [{name: value for name, value in block.items() if name != "cache_control"} for block in blocks]
 
 
@@ -196,11 +137,6 @@ def _blocks(content: list[Any], pointer: str) -> list[dict[str, Any]]:
             raise BodyProblem(f"{pointer}/content/{position} is not a content block (an object with a `type`)", f"{pointer}/content/{position}")
     return content
 
-
-def _text(blocks: Any) -> str:
-    if not isinstance(blocks, list):
-        return ""
-    return "\n".join(block["text"] for block in blocks if isinstance(block, dict) and isinstance(block.get("text"), str))
 
 
 def _tool(tool: Any) -> Any:

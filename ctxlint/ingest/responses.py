@@ -7,13 +7,13 @@ from typing import Any, Iterable
 import orjson
 
 from ctxlint.chat import REASONING_FIELDS
-from ctxlint.ingest import anthropic
+from ctxlint.ingest import anthropic, openai_responses
 from ctxlint.ingest.record import Response
 
 
 def parse_response(body: Any, status: int | None = None) -> Response | None:
     """A Response from a chat.completion body, an error body, a chunk list or SSE text, or
-    an Anthropic Messages reply or event stream."""
+    an Anthropic Messages or Responses API reply or event stream."""
     if body is None:
         return Response(status=status) if status is not None else None
     if isinstance(body, (bytes, str)):
@@ -36,6 +36,8 @@ def parse_response(body: Any, status: int | None = None) -> Response | None:
         return Response(error=_error_of(body), status=status, model=_str(body.get("model")))
     if anthropic.is_message_body(body):
         return anthropic.parse_message(body, status)
+    if openai_responses.is_response_body(body):
+        return openai_responses.parse_response_object(body, status)
     if body.get("object") == "chat.completion.chunk":
         return assemble_chunks([body], status)
     choices = body.get("choices")
@@ -85,6 +87,8 @@ def assemble_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> 
     tool calls merged per index (id and name from the first fragment, arguments joined)."""
     if anthropic.is_event_stream(chunks):
         return anthropic.assemble_events(chunks, status)
+    if openai_responses.is_event_stream(chunks):
+        return openai_responses.assemble_events(chunks, status)
     parts: dict[str, list[str]] = {"content": [], **{name: [] for name in REASONING_FIELDS[:2]}}
     details: list[Any] = []
     calls: dict[int, dict[str, Any]] = {}

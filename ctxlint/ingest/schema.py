@@ -254,6 +254,9 @@ def describe(error: jsonschema.ValidationError) -> str:
     if keyword == "enum":
         return f"is not one of {', '.join(map(str, expected))} (schema keyword 'enum')"
     if keyword in ("anyOf", "oneOf"):
+        if all(isinstance(option, dict) and set(option) == {"required"} for option in expected):
+            wanted = " or ".join(repr(key) for option in expected for key in option["required"])
+            return f"needs {wanted} (schema keyword '{keyword}')"
         return f"is {json_type(error.instance)}, which matches none of the allowed forms (schema keyword '{keyword}')"
     if keyword in ("required", "additionalProperties", "dependentRequired"):
         return f"{error.message} (schema keyword '{keyword}')"

@@ -10,11 +10,12 @@ from typing import Any
 import orjson
 
 from ctxlint.chat import json_type
-from ctxlint.ingest import anthropic
+from ctxlint.ingest import anthropic, openai_responses
 from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import schema_problem
+from ctxlint.ingest.source_map import BodyProblem
 
 SESSION_KEYS = ("session_id", "conversation_id", "thread_id", "trace_id", "metadata.session_id")
 
@@ -112,7 +113,7 @@ def closest_shape_hint(obj: dict[str, Any]) -> str:
     if "anthropic_version" in keys or ("messages" in keys and "system" in keys and "max_tokens" in keys):
         return "it looks like an Anthropic Messages body without its `messages` list"
     if "input" in keys and "model" in keys:
-        return "it looks like an OpenAI Responses API body, which ctxlint does not lint yet"
+        return "it looks like an embeddings body, or a Responses API body with neither `instructions` nor input items"
     if "contents" in keys:
         return "it looks like a Gemini generateContent body, which ctxlint does not lint yet"
     if obj.get("object") == "chat.completion" or "choices" in keys:
@@ -187,7 +188,11 @@ def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, reus
     if not isinstance(body, dict):
         return InputProblem(file, line, f"request body is {_described(body)}, not an object", pointer_base or "/")
     if is_anthropic_body(body, reused):
-        return anthropic_record(body, file, line, shape, pointer_base, **fields)
+        return translated_record(anthropic, body, file, line, shape, pointer_base, **fields)
+    if openai_responses.is_responses_body(body):
+        if openai_responses.continues_stored_response(body):
+            return Skipped(file, line, openai_responses.STORED)
+        return translated_record(openai_responses, body, file, line, shape, pointer_base, **fields)
     if isinstance(body.get("messages"), list):
         INTERNER.intern(body["messages"], reused)
     problem = schema_problem(body, file, line, pointer_base, reused)
@@ -196,12 +201,13 @@ def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, reus
     return Record(file=file, line=line, shape=shape, request=body, **fields)
 
 
-def anthropic_record(body: dict[str, Any], file: str, line: int, shape: str, pointer_base: str, **fields: Any) -> Record | InputProblem:
-    """The record of an Anthropic Messages body: its normalized request, and the map back."""
+def translated_record(api: Any, body: dict[str, Any], file: str, line: int, shape: str, pointer_base: str, **fields: Any) -> Record | InputProblem:
+    """The record of a body of another API (a module: ingest.anthropic, ingest.openai_responses):
+    its normalized request, and the map back into the body."""
     try:
-        request, source_map = anthropic.to_chat(body)
-    except anthropic.BodyProblem as problem:
-        return InputProblem(file, line, f"Anthropic Messages body: {problem}", pointer_base + problem.pointer)
+        request, source_map = api.to_chat(body)
+    except BodyProblem as problem:
+        return InputProblem(file, line, f"{api.NAME} body: {problem}", pointer_base + problem.pointer)
     INTERNER.intern(request["messages"])
     return Record(file=file, line=line, shape=shape, request=request, source_map=source_map, **fields)
 
@@ -230,6 +236,6 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         else:
             parsed = Response(error=obj.get("error") if isinstance(obj.get("error"), dict) else {"message": str(obj.get("error"))})
         return BatchOutput(file, line, obj["custom_id"], parsed or Response())
-    if "messages" in obj:
+    if "messages" in obj or openai_responses.is_responses_body(obj):
         return _record(obj, file, line, "bare", "", reused, session_key=_session_key(obj, session_key_path))
     return InputProblem(file, line, f"not a known record shape: {closest_shape_hint(obj)}")

@@ -6,6 +6,7 @@ from typing import Iterable
 
 from ctxlint.chat import excerpt, message_identity, role_of, text_of
 from ctxlint.rules.base import Rule, Violation
+from ctxlint.sessions.model import NO_MESSAGES, STEERING_ROLES
 
 # What agents legitimately rewrite inside an unchanged prompt: clocks, dates and ids in any
 # message; in the system prompt also counters ("step 3 of 10", "4 tools loaded").
@@ -52,6 +53,29 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(words)
 
 
+def _handed_over(ctx) -> bool:
+    """The system prompt was replaced, not trimmed away: this request carries every message
+    of the conversation the previous one had, and either another system prompt or, with
+    none, other tools (another agent's configuration, as frameworks hand a run over)."""
+    previous = ctx.previous
+    mapping = ctx.transition.mapping
+    if any(mapping[index] is None for index, identity in enumerate(previous.identities) if identity[0] not in STEERING_ROLES):
+        return False  # the history was trimmed too
+    if any(role_of(message) in STEERING_ROLES for message in ctx.messages):
+        return True
+    if previous.record.request is NO_MESSAGES:
+        return False  # its tools were let go with its body: no telling
+    return _tool_names(previous.record.request) != _tool_names(ctx.request)
+
+
+def _tool_names(request: dict) -> set[str]:
+    names = set()
+    for tool in request.get("tools") or ():
+        function = tool.get("function") if isinstance(tool, dict) else None
+        names.add(function.get("name") if isinstance(function, dict) else repr(tool.get("type") if isinstance(tool, dict) else tool))
+    return names
+
+
 class LostFirstTurnConstraint(Rule):
     """
     ## What it does
@@ -70,6 +94,9 @@ class LostFirstTurnConstraint(Rule):
     wants a flight") is flagged like the cut itself. An edit is not a cut either: when the
     user corrects the first message and resends it (the request is the history up to that
     message, then its new text), the corrected message is what must be kept from then on.
+    Nor is a handoff: a request that carries the whole conversation the previous one had,
+    with another system prompt in place of the first one, or with none and other tools
+    (another agent took the run over); the prompt that took over is then what must be kept.
 
     ## Why is this bad?
     The first system and user messages hold the user's constraints: the persona, the
@@ -119,6 +146,9 @@ class LostFirstTurnConstraint(Rule):
             if not lost:
                 continue
             subject = f"the session's first {key} message"
+            if key == "system" and _handed_over(ctx):
+                self._take_over(ctx)
+                continue  # another agent's prompt, or none, over the same conversation: a handoff
             edited = ctx.transition.edited_at
             if edited is not None and message_identity(original) == ctx.previous.identities[edited]:
                 label = f"{subject}, as edited at turn {ctx.turn.number} (message {ctx.label(edited)})"
@@ -139,6 +169,16 @@ class LostFirstTurnConstraint(Rule):
                 message = f"{what} is cut, and the summary put in its place (message {ctx.label(summary)}) restates {restated} of its {len(cut_words)} content words"
                 evidence["summary_index"] = summary
             yield Violation(message, key=key, message_index=summary, pointer=None if summary is None else f"/messages/{summary}", evidence=evidence)
+
+    @staticmethod
+    def _take_over(ctx) -> None:
+        """From a handoff on, the prompt the session must keep is the one that took over."""
+        index = next((i for i, m in enumerate(ctx.messages) if role_of(m) == "system"), None)
+        if index is None:
+            del ctx.session.opening["system"]
+            return
+        label = f"the system message that took over at turn {ctx.turn.number} (message {ctx.label(index)})"
+        ctx.session.opening["system"] = (index, ctx.messages[index], ctx.turn.number, label, ctx.label(index))
 
     @staticmethod
     def _best_summary(ctx, cut_words: frozenset[str]) -> tuple[int | None, int]:

@@ -32,7 +32,8 @@ class InvalidToolArguments(Rule):
     streamed call executed before the stream finished, a truncated string, a bare value.
     An empty string is read as `{}`: several models (Claude on Bedrock, some
     OpenAI-compatible hosts) call a tool that takes no parameters that way. When the tool's
-    schema requires parameters, CTX013 reports the missing ones.
+    schema requires parameters, CTX013 reports the missing ones. Calls of custom tools
+    (`"type": "custom"`, whose input is free text) are not judged.
 
     ## Why is this bad?
     The tool ran (or failed) on arguments the model never finished writing, and the
@@ -55,6 +56,8 @@ class InvalidToolArguments(Rule):
 
     def check(self, ctx) -> Iterable[Violation]:
         for index, position, call in assistant_calls(ctx.messages, ctx.unchanged(self)):
+            if call.get("type") not in (None, "function"):
+                continue  # a custom (freeform) tool's input is plain text, not JSON arguments
             name, arguments = call_function(call)
             _, problem = parsed_arguments(arguments)
             if problem:

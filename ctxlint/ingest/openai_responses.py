@@ -1,0 +1,219 @@
+"""OpenAI Responses API bodies as the one normalized (chat-completions) shape, with a map
+back to the input items each normalized message came from.
+
+`instructions` is the first system message; a string `input` is the user's message. In a
+list of input items, each user, system or developer message is a message; each run of
+what one response returned (`reasoning` items, assistant `message` items, `*_call` items
+with a `call_id`) is one assistant turn, with the calls as its tool calls and the
+reasoning items, kept whole, as its reasoning; each `*_call_output` item is a tool message.
+Items the provider runs and answers itself (web search, file search, code interpreter:
+no `call_id`) are left out, on both the request and the response side.
+
+A request that continues a stored response (`previous_response_id`, `item_reference`
+items) does not carry its history: the provider holds it, so there is nothing to
+rebuild the session from. It is counted as skipped, with that reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxlint.chat import text_of
+from ctxlint.ingest.record import Response
+from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap
+
+NAME = "OpenAI Responses API"
+
+CALL_PARTS = {"/function/arguments": "/arguments", "/function/name": "/name", "/id": "/call_id"}
+SETTINGS = {"/reasoning_effort": "/reasoning/effort"}
+# Keys only a Responses body has, beside a string `input` (an embeddings body has `input` too).
+RESPONSES_KEYS = ("instructions", "previous_response_id", "max_output_tokens", "reasoning", "text", "store", "include", "truncation", "tools")
+STORED = "not linted: a Responses API request that continues a stored response (previous_response_id or item_reference), whose history the provider holds"
+STOPS = {"max_output_tokens": "length", "content_filter": "content_filter"}
+
+
+def is_responses_body(body: dict[str, Any]) -> bool:
+    if "messages" in body or "input" not in body:
+        return False
+    items = body["input"]
+    if isinstance(items, list):
+        return any(isinstance(item, dict) and ("type" in item or "role" in item) for item in items)
+    return isinstance(items, str) and any(key in body for key in RESPONSES_KEYS)
+
+
+def continues_stored_response(body: dict[str, Any]) -> bool:
+    items = body.get("input")
+    return bool(body.get("previous_response_id")) or (
+        isinstance(items, list) and any(isinstance(item, dict) and item.get("type") == "item_reference" for item in items))
+
+
+def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
+    """The normalized request of a Responses API body, and where its messages came from."""
+    messages: list[dict[str, Any]] = []
+    origins: list[Origin] = []
+    instructions = body.get("instructions")
+    if isinstance(instructions, str):
+        messages.append({"role": "system", "content": instructions})
+        origins.append(Origin(None, "/instructions", content="", name="instructions"))
+    items = body.get("input")
+    if isinstance(items, str):
+        messages.append({"role": "user", "content": items})
+        origins.append(Origin(None, "/input", content="", name="input"))
+    elif isinstance(items, list):
+        turn = _Turn()
+        for index, item in enumerate(items):
+            pointer = f"/input/{index}"
+            kind = _kind(item, pointer)
+            if kind == "message" and item.get("role") != "assistant":
+                turn.close(messages, origins)
+                messages.append({"role": item.get("role"), "content": _content(item.get("content"))})
+                origins.append(Origin(index, pointer))
+            elif kind.endswith("_output") and item.get("call_id") is not None:
+                turn.close(messages, origins)
+                output = item.get("output")
+                messages.append({"role": "tool", "tool_call_id": item["call_id"], "content": text_of(output)})
+                origins.append(Origin(index, pointer, content="/output"))
+            else:
+                turn.add(item, kind, index, pointer)
+        turn.close(messages, origins)
+    else:
+        raise BodyProblem("`input` is neither a string nor a list of items", "/input")
+    request = {name: value for name, value in body.items() if name not in ("input", "instructions", "tools")}
+    request["messages"] = messages
+    reasoning = body.get("reasoning")
+    if isinstance(reasoning, dict) and isinstance(reasoning.get("effort"), str):
+        request["reasoning_effort"] = reasoning["effort"]
+    if isinstance(body.get("tools"), list):
+        request["tools"] = [_tool(tool) for tool in body["tools"]]
+    return request, SourceMap(tuple(origins), CALL_PARTS, SETTINGS, reasoning="reasoning items")
+
+
+class _Turn:
+    """The items of one response being gathered into one assistant message."""
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self.texts: list[str] = []
+        self.calls: list[dict[str, Any]] = []
+        self.reasoning: list[dict[str, Any]] = []
+        self.call_pointers: list[str] = []
+        self.first: int | None = None
+        # what findings about the turn point at: its assistant message item, else its first call
+        self.message: int | None = None
+        self.first_call: int | None = None
+
+    def add(self, item: dict[str, Any], kind: str, index: int, pointer: str) -> None:
+        if kind == "message":
+            self.texts.append(text_of(item.get("content")))
+            self.message = index if self.message is None else self.message
+        elif kind == "reasoning":
+            self.reasoning.append(item)
+        elif kind.endswith("_call") and item.get("call_id") is not None:
+            self.calls.append(_call(item, kind))
+            self.call_pointers.append(pointer)
+            self.first_call = index if self.first_call is None else self.first_call
+        else:
+            return  # run by the provider, and answered inside the same response
+        self.first = index if self.first is None else self.first
+
+    def close(self, messages: list[dict[str, Any]], origins: list[Origin]) -> None:
+        if self.first is None:
+            return
+        messages.append(self.assistant())
+        where = self.message if self.message is not None else self.first_call if self.first_call is not None else self.first
+        origins.append(Origin(where, f"/input/{where}", tuple(self.call_pointers)))
+        self._reset()
+
+    def assistant(self) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(self.texts) if self.texts else None}
+        if self.reasoning:
+            message["reasoning_details"] = self.reasoning
+        if self.calls:
+            message["tool_calls"] = self.calls
+        return message
+
+
+def _kind(item: Any, pointer: str) -> str:
+    if isinstance(item, dict):
+        kind = item.get("type")
+        if isinstance(kind, str):
+            return kind
+        if isinstance(item.get("role"), str):
+            return "message"  # an easy input message: {"role", "content"}
+    raise BodyProblem(f"{pointer} is not an input item (an object with a `type` or a `role`)", pointer)
+
+
+def _call(item: dict[str, Any], kind: str) -> dict[str, Any]:
+    if kind == "function_call":
+        return {"id": item["call_id"], "type": "function", "function": {"name": item.get("name"), "arguments": item.get("arguments")}}
+    if kind == "custom_tool_call":
+        return {"id": item["call_id"], "type": "custom", "custom": {"name": item.get("name"), "input": item.get("input")}}
+    return {"id": item["call_id"], "type": kind}  # computer, shell, tool search…: no JSON arguments
+
+
+def _content(content: Any) -> Any:
+    """A message's content the same however the app wrapped it: text parts read as text."""
+    if isinstance(content, list) and all(isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text") for part in content):
+        return text_of(content)
+    return content
+
+
+
+def _tool(tool: Any) -> Any:
+    """A function tool as chat-completions declares it; other tools keep their type."""
+    if not isinstance(tool, dict):
+        return tool
+    if tool.get("type") == "function":
+        return {"type": "function", "function": {"name": tool.get("name"), "description": tool.get("description"), "parameters": tool.get("parameters")}}
+    if tool.get("type") == "custom":
+        return {"type": "custom", "custom": {"name": tool.get("name"), "description": tool.get("description")}}
+    return tool
+
+
+def is_response_body(body: Any) -> bool:
+    return isinstance(body, dict) and body.get("object") == "response" and isinstance(body.get("output"), list)
+
+
+def parse_response_object(body: dict[str, Any], status: int | None = None) -> Response:
+    """The Response of a Responses API reply: its output items as one assistant message."""
+    if isinstance(body.get("error"), dict):
+        error = body["error"]
+        return Response(error={key: error.get(key) for key in ("message", "type", "code") if key in error}, status=status, model=_str(body.get("model")))
+    turn = _Turn()
+    for index, item in enumerate(body["output"]):
+        try:
+            kind = _kind(item, f"/output/{index}")
+        except BodyProblem:
+            continue
+        turn.add(item, kind, index, f"/output/{index}")
+    message = turn.assistant()
+    details = body.get("incomplete_details") if isinstance(body.get("incomplete_details"), dict) else {}
+    if body.get("status") == "incomplete":
+        finish = STOPS.get(details.get("reason"), "length")
+    elif "status" not in body:
+        finish = None  # a stream cut before it said how it ended
+    else:
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else None
+    return Response(message=message, finish_reason=finish, usage=usage, status=status, model=_str(body.get("model")))
+
+
+def is_event_stream(chunks: list[dict[str, Any]]) -> bool:
+    return bool(chunks) and str(chunks[0].get("type") or "").startswith("response.")
+
+
+def assemble_events(events: list[dict[str, Any]], status: int | None = None) -> Response:
+    """The reply of a Responses event stream: the final response object it ends with."""
+    for event in reversed(events):
+        if event.get("type") in ("response.completed", "response.incomplete", "response.failed") and is_response_body(event.get("response")):
+            return parse_response_object(event["response"], status)
+        if event.get("type") == "error":
+            return Response(error={key: event.get(key) for key in ("message", "code") if key in event}, status=status)
+    done = [event["item"] for event in events if event.get("type") == "response.output_item.done" and isinstance(event.get("item"), dict)]
+    return parse_response_object({"output": done}, status)  # a stream cut before its end: what finished
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

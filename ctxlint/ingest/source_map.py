@@ -1,0 +1,77 @@
+"""Where each message of a normalized request came from in a body of another API
+(Anthropic Messages, OpenAI Responses), so findings point into the body that was sent."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ctxlint.chat import REASONING_FIELDS
+
+_MESSAGE_POINTER = re.compile(r"/messages/(\d+)(.*)")
+_CALL_POINTER = re.compile(r"/tool_calls/(\d+)(.*)")
+
+
+class BodyProblem(ValueError):
+    """A body that cannot be read, and where (a JSON pointer into it)."""
+
+    def __init__(self, message: str, pointer: str) -> None:
+        super().__init__(message)
+        self.pointer = pointer
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where one normalized message is in the body that was sent."""
+
+    index: int | None  # the body's own message (or input item) index; None for a top-level prompt
+    pointer: str  # JSON pointer of the message, block or item
+    calls: tuple[str, ...] = ()  # pointer of each tool call's block or item, in tool_calls order
+    content: str = "/content"  # where its content is, under `pointer`
+    name: str | None = None  # how findings name it when it has no index ("system", "instructions")
+
+
+@dataclass(frozen=True, slots=True)
+class SourceMap:
+    """Per normalized message, its Origin: how findings are put back into the sent body."""
+
+    origins: tuple[Origin, ...]
+    call_parts: dict[str, str] = field(default_factory=dict)  # a tool call's normalized sub-pointer -> the body's
+    settings: dict[str, str] = field(default_factory=dict)  # a normalized top-level pointer -> the body's
+    reasoning: str = "reasoning"  # what the body calls a turn's reasoning
+
+    def label(self, index: int) -> str:
+        """How a finding's text names normalized message `index`: by the body's own index."""
+        if not 0 <= index < len(self.origins):
+            return str(index)
+        origin = self.origins[index]
+        return str(origin.index) if origin.index is not None else origin.name or str(index)
+
+    def field(self, name: str) -> str:
+        """How a finding's text names a normalized field, in the body's terms."""
+        return self.reasoning if name in REASONING_FIELDS else name
+
+    def relocate(self, violation: Any) -> Any:
+        """The violation with its message index and JSON pointer in the sent body's terms."""
+        index = violation.message_index
+        pointer = self.pointer(violation.pointer)
+        if index is not None and 0 <= index < len(self.origins):
+            index = self.origins[index].index
+        if index == violation.message_index and pointer == violation.pointer:
+            return violation
+        return replace(violation, message_index=index, pointer=pointer)
+
+    def pointer(self, pointer: str | None) -> str | None:
+        if pointer in self.settings:
+            return self.settings[pointer]
+        found = _MESSAGE_POINTER.fullmatch(pointer or "")
+        if found is None or int(found.group(1)) >= len(self.origins):
+            return pointer
+        origin, rest = self.origins[int(found.group(1))], found.group(2)
+        call = _CALL_POINTER.fullmatch(rest)
+        if call is not None and int(call.group(1)) < len(origin.calls):
+            return origin.calls[int(call.group(1))] + self.call_parts.get(call.group(2), "")
+        if origin.index is None or not rest:
+            return origin.pointer
+        return origin.pointer + origin.content

@@ -1,0 +1,126 @@
+"""OpenAI Responses API bodies: read as the normalized shape, findings located in the input items sent."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from conftest import REAL_LOGS, needs_real_logs
+from ctxlint.ingest import read_inputs
+from ctxlint.ingest.responses import parse_response
+from helpers import code_lines, json_report, located_findings, write_records
+
+MODEL = "gpt-5"
+TOOLS = [{"type": "function", "name": "get_weather",
+          "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}]
+USER = {"role": "user", "content": "Weather in Oslo and Rome?"}
+REASONING = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA"}
+CALL_OSLO = {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": '{"city":"Oslo"}'}
+CALL_ROME = {"type": "function_call", "call_id": "call_2", "name": "get_weather", "arguments": '{"city":"Rome"}'}
+OUT_OSLO = {"type": "function_call_output", "call_id": "call_1", "output": "12C"}
+OUT_ROME = {"type": "function_call_output", "call_id": "call_2", "output": "24C"}
+CALLS_REPLY = {"object": "response", "status": "completed", "model": MODEL, "output": [REASONING, CALL_OSLO, CALL_ROME],
+               "usage": {"input_tokens": 50, "output_tokens": 20}}
+TEXT_REPLY = {"object": "response", "status": "completed", "model": MODEL,
+              "output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Oslo 12C, Rome 24C."}]}]}
+
+
+def _request(items, **extra):
+    return {"session_id": "s", "request": {"model": MODEL, "instructions": "Be brief.", "input": items, "tools": TOOLS}, **extra}
+
+
+def _write(tmp_path, records) -> str:
+    return write_records(tmp_path / "responses.jsonl", records)
+
+
+def test_a_tool_loop_sent_back_whole_is_clean(tmp_path):
+    log = _write(tmp_path, [
+        _request([USER], response=CALLS_REPLY),
+        _request([USER, REASONING, CALL_OSLO, CALL_ROME, OUT_OSLO, OUT_ROME], response=TEXT_REPLY),
+        _request([USER, REASONING, CALL_OSLO, CALL_ROME, OUT_OSLO, OUT_ROME,
+                  {"role": "assistant", "content": "Oslo 12C, Rome 24C."}, {"role": "user", "content": "And Paris?"}]),
+    ])
+    report = json_report(log)
+    assert report["findings"] == [] and report["summary"]["skipped"] == {}
+    assert [s["requests"] for s in report["sessions"]] == [3]
+
+
+def test_outputs_whose_calls_were_dropped_point_at_the_output_items(tmp_path):
+    log = _write(tmp_path, [_request([USER], response=CALLS_REPLY), _request([USER, OUT_OSLO, OUT_ROME])])
+    report = json_report(log)
+    assert located_findings(report) == [("CTX001", 2, 1, "/input/1", "call_1"), ("CTX001", 2, 2, "/input/2", "call_2"),
+                                ("CTX016", 2, None, None, "call_1")]
+    # named by the input item's own index, as the body that was sent numbers them
+    assert report["findings"][0]["message"].startswith("tool result for 'call_1' at message 1 answers no call")
+
+
+def test_a_call_left_unanswered_points_at_its_function_call_item(tmp_path):
+    log = _write(tmp_path, [_request([USER], response=CALLS_REPLY),
+                            _request([USER, REASONING, CALL_OSLO, CALL_ROME, OUT_OSLO, {"role": "user", "content": "hurry"}])])
+    assert located_findings(json_report(log)) == [("CTX002", 2, 2, "/input/3", "call_2")]
+
+
+def test_arguments_that_break_the_schema_point_at_the_items_arguments(tmp_path):
+    bad_call = {**CALL_OSLO, "arguments": '{"town":"Oslo"}'}
+    log = _write(tmp_path, [_request([USER, bad_call, {**OUT_OSLO}])])
+    assert located_findings(json_report(log)) == [("CTX013", 1, 1, "/input/1/arguments", "call_1")]
+
+
+def test_a_request_that_continues_a_stored_response_is_skipped_with_its_reason(tmp_path):
+    log = _write(tmp_path, [
+        {"request": {"model": MODEL, "previous_response_id": "resp_1", "input": [{"role": "user", "content": "more"}]}},
+        {"request": {"model": MODEL, "input": [{"type": "item_reference", "id": "msg_1"}, {"role": "user", "content": "more"}]}},
+    ])
+    report = json_report(log)
+    assert report["findings"] == [] and report["summary"]["records"] == 0
+    assert list(report["summary"]["skipped"].values()) == [2]
+    assert "previous_response_id" in next(iter(report["summary"]["skipped"]))
+
+
+def test_a_string_input_with_instructions_is_a_system_and_a_user_message(tmp_path):
+    log = _write(tmp_path, [{"request": {"model": MODEL, "instructions": "Answer in French.", "input": "hi"}}])
+    record = read_inputs([log]).records[0]
+    assert record.request["messages"] == [{"role": "system", "content": "Answer in French."}, {"role": "user", "content": "hi"}]
+
+
+def test_an_item_that_is_not_an_object_is_a_located_input_error(tmp_path):
+    log = _write(tmp_path, [{"request": {"model": MODEL, "input": [USER, 7]}}])
+    report = json_report(log)
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX900", 1, "/request/input/1")]
+    assert "OpenAI Responses API body: /input/1 is not an input item" in report["findings"][0]["message"]
+
+
+@pytest.mark.parametrize(("reply", "finish"), [
+    ({"object": "response", "status": "completed", "output": [CALL_OSLO]}, "tool_calls"),
+    ({"object": "response", "status": "completed", "output": TEXT_REPLY["output"]}, "stop"),
+    ({"object": "response", "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}, "output": []}, "length"),
+    ({"object": "response", "status": "incomplete", "incomplete_details": {"reason": "content_filter"}, "output": []}, "content_filter"),
+])
+def test_a_reply_says_how_it_ended_in_chat_completions_terms(reply, finish):
+    assert parse_response(reply).finish_reason == finish
+
+
+def test_an_event_stream_is_read_from_the_response_it_ends_with():
+    events = [{"type": "response.created", "response": {"object": "response", "status": "in_progress", "output": []}},
+              {"type": "response.output_item.done", "item": CALL_OSLO},
+              {"type": "response.completed", "response": {**CALLS_REPLY}}]
+    stream = "".join(f"event: {event['type']}\ndata: {orjson.dumps(event).decode()}\n\n" for event in events)
+    response = parse_response(stream)
+    assert response.finish_reason == "tool_calls"
+    assert [call["id"] for call in response.message["tool_calls"]] == ["call_1", "call_2"]
+    assert response.message["reasoning_details"] == [REASONING]
+
+
+def test_a_stream_cut_before_its_end_keeps_the_items_that_finished():
+    events = [{"type": "response.output_item.done", "item": CALL_OSLO}]
+    response = parse_response(events)
+    assert response.finish_reason is None
+    assert [call["id"] for call in response.message["tool_calls"]] == ["call_1"]
+
+
+@needs_real_logs
+def test_recorded_interleaved_reasoning_tool_chain_is_one_clean_session():
+    report = json_report(str(REAL_LOGS / "simonw-llm" / "test_responses_interleaved_reasoning_between_tool_calls.yaml"))
+    assert code_lines(report) == []
+    assert [s["requests"] for s in report["sessions"]] == [4]
+    assert report["summary"]["skipped"] == {}
