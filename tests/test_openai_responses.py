@@ -124,3 +124,14 @@ def test_recorded_interleaved_reasoning_tool_chain_is_one_clean_session():
     assert code_lines(report) == []
     assert [s["requests"] for s in report["sessions"]] == [4]
     assert report["summary"]["skipped"] == {}
+
+
+def test_chat_messages_under_input_are_not_read_as_items(tmp_path):
+    """A trace export's copy of chat-completions messages: read as Responses items, its tool
+    turns would be lost and its tool messages would lack their ids."""
+    log = _write(tmp_path, [{"model": "gpt-4o", "input": [
+        USER, {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "12C"}]}])
+    report = json_report(log)
+    assert [(f["code"], f["line"]) for f in report["findings"]] == [("CTX900", 1)]
+    assert "its `input` holds chat-completions messages" in report["findings"][0]["message"]

@@ -37,8 +37,18 @@ def is_responses_body(body: dict[str, Any]) -> bool:
         return False
     items = body["input"]
     if isinstance(items, list):
-        return any(isinstance(item, dict) and ("type" in item or "role" in item) for item in items)
+        return any(isinstance(item, dict) and ("type" in item or "role" in item) for item in items) and not holds_chat_messages(body)
     return isinstance(items, str) and any(key in body for key in RESPONSES_KEYS)
+
+
+def holds_chat_messages(body: dict[str, Any]) -> bool:
+    """An `input` list with chat-completions messages the Responses API does not take (a
+    `tool` role, `tool_calls`, `tool_call_id`): a trace export's copy of the messages,
+    not a Responses request; read as one, its tool turns would be lost."""
+    items = body.get("input")
+    return isinstance(items, list) and any(
+        isinstance(item, dict) and "type" not in item and (item.get("role") == "tool" or "tool_calls" in item or "tool_call_id" in item)
+        for item in items)
 
 
 def continues_stored_response(body: dict[str, Any]) -> bool:

@@ -112,6 +112,8 @@ def closest_shape_hint(obj: dict[str, Any]) -> str:
     keys = set(obj)
     if "anthropic_version" in keys or ("messages" in keys and "system" in keys and "max_tokens" in keys):
         return "it looks like an Anthropic Messages body without its `messages` list"
+    if openai_responses.holds_chat_messages(obj):
+        return "its `input` holds chat-completions messages (a `tool` role, `tool_calls`), as a trace export stores them; log the request body as sent, {\"messages\": [...]}"
     if "input" in keys and "model" in keys:
         return "it looks like an embeddings body, or a Responses API body with neither `instructions` nor input items"
     if "contents" in keys:
