@@ -135,3 +135,31 @@ def test_chat_messages_under_input_are_not_read_as_items(tmp_path):
     report = json_report(log)
     assert [(f["code"], f["line"]) for f in report["findings"]] == [("CTX900", 1)]
     assert "its `input` holds chat-completions messages" in report["findings"][0]["message"]
+
+
+def test_an_output_without_its_call_id_is_a_tool_message_without_an_id(tmp_path):
+    log = _write(tmp_path, [_request([USER, CALL_OSLO, {"type": "function_call_output", "output": "12C"}])])
+    assert [(f["code"], f["line"], f["pointer"]) for f in json_report(log)["findings"]] == [
+        ("CTX002", 1, "/input/1"), ("CTX010", 1, "/input/2")]
+
+
+def test_a_function_call_without_its_call_id_is_a_located_input_error(tmp_path):
+    log = _write(tmp_path, [_request([USER, {"type": "function_call", "name": "get_weather", "arguments": "{}"}])])
+    report = json_report(log)
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX900", 1, "/request/input/1")]
+    assert "/input/1 is a function_call without its `call_id`" in report["findings"][0]["message"]
+
+
+@pytest.mark.parametrize("body", [
+    {"model": MODEL, "instructions": "Be brief.", "input": []},
+    {"model": MODEL, "instructions": [{"role": "developer", "content": [{"type": "input_text", "text": "Be brief."}]}], "input": "hi"},
+])
+def test_instructions_alone_or_as_messages_are_the_system_prompt(tmp_path, body):
+    record = read_inputs([_write(tmp_path, [{"request": body}])]).records[0]
+    assert record.request["messages"][0] == {"role": "system", "content": "Be brief."}
+
+
+def test_a_malformed_input_beside_responses_keys_is_named_as_such(tmp_path):
+    report = json_report(_write(tmp_path, [{"request": {"model": MODEL, "instructions": "x", "input": {}}}]))
+    assert [(f["code"], f["pointer"]) for f in report["findings"]] == [("CTX900", "/request/input")]
+    assert "`input` is neither a string nor a list of items" in report["findings"][0]["message"]

@@ -7,7 +7,9 @@ what one response returned (`reasoning` items, assistant `message` items, `*_cal
 with a `call_id`) is one assistant turn, with the calls as its tool calls and the
 reasoning items, kept whole, as its reasoning; each `*_call_output` item is a tool message.
 Items the provider runs and answers itself (web search, file search, code interpreter:
-no `call_id`) are left out, on both the request and the response side.
+no `call_id`) are left out, on both the request and the response side. A function or
+custom tool call must carry its `call_id` (a located input error without it); an output
+of one without it is a tool message without an id, which CTX010 reports.
 
 A request that continues a stored response (`previous_response_id`, `item_reference`
 items) does not carry its history: the provider holds it, so there is nothing to
@@ -29,16 +31,21 @@ SETTINGS = {"/reasoning_effort": "/reasoning/effort"}
 # Keys only a Responses body has, beside a string `input` (an embeddings body has `input` too).
 RESPONSES_KEYS = ("instructions", "previous_response_id", "max_output_tokens", "reasoning", "text", "store", "include", "truncation", "tools")
 STORED = "not linted: a Responses API request that continues a stored response (previous_response_id or item_reference), whose history the provider holds"
+# The calls the app runs and answers itself: each must carry the call_id its output names.
+CLIENT_CALLS = ("function_call", "custom_tool_call")
+CLIENT_OUTPUTS = ("function_call_output", "custom_tool_call_output")
 STOPS = {"max_output_tokens": "length", "content_filter": "content_filter"}
 
 
 def is_responses_body(body: dict[str, Any]) -> bool:
-    if "messages" in body or "input" not in body:
+    """A Responses request: input items, or any `input` beside a key only Responses bodies
+    have (a malformed one is then read as one, and its problem located)."""
+    if "messages" in body or "input" not in body or holds_chat_messages(body):
         return False
     items = body["input"]
-    if isinstance(items, list):
-        return any(isinstance(item, dict) and ("type" in item or "role" in item) for item in items) and not holds_chat_messages(body)
-    return isinstance(items, str) and any(key in body for key in RESPONSES_KEYS)
+    if isinstance(items, list) and any(isinstance(item, dict) and ("type" in item or "role" in item) for item in items):
+        return True
+    return any(key in body for key in RESPONSES_KEYS)
 
 
 def holds_chat_messages(body: dict[str, Any]) -> bool:
@@ -62,8 +69,10 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
     messages: list[dict[str, Any]] = []
     origins: list[Origin] = []
     instructions = body.get("instructions")
-    if isinstance(instructions, str):
-        messages.append({"role": "system", "content": instructions})
+    if isinstance(instructions, (str, list)):  # a list holds instruction messages: their text is the prompt
+        text = instructions if isinstance(instructions, str) else "\n".join(
+            text_of(item.get("content")) for item in instructions if isinstance(item, dict))
+        messages.append({"role": "system", "content": text})
         origins.append(Origin(None, "/instructions", content="", name="instructions"))
     items = body.get("input")
     if isinstance(items, str):
@@ -78,10 +87,10 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
                 turn.close(messages, origins)
                 messages.append({"role": item.get("role"), "content": _content(item.get("content"))})
                 origins.append(Origin(index, pointer))
-            elif kind.endswith("_output") and item.get("call_id") is not None:
+            elif kind in CLIENT_OUTPUTS or (kind.endswith("_output") and item.get("call_id") is not None):
                 turn.close(messages, origins)
-                output = item.get("output")
-                messages.append({"role": "tool", "tool_call_id": item["call_id"], "content": text_of(output)})
+                output = item.get("output")  # without its call_id it answers nothing: CTX010 says so
+                messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": text_of(output)})
                 origins.append(Origin(index, pointer, content="/output"))
             else:
                 turn.add(item, kind, index, pointer)
@@ -120,6 +129,8 @@ class _Turn:
             self.message = index if self.message is None else self.message
         elif kind == "reasoning":
             self.reasoning.append(item)
+        elif kind in CLIENT_CALLS and item.get("call_id") is None:
+            raise BodyProblem(f"{pointer} is a {kind} without its `call_id`", pointer)
         elif kind.endswith("_call") and item.get("call_id") is not None:
             self.calls.append(_call(item, kind))
             self.call_pointers.append(pointer)
@@ -194,10 +205,9 @@ def parse_response_object(body: dict[str, Any], status: int | None = None) -> Re
     turn = _Turn()
     for index, item in enumerate(body["output"]):
         try:
-            kind = _kind(item, f"/output/{index}")
+            turn.add(item, _kind(item, f"/output/{index}"), index, f"/output/{index}")
         except BodyProblem:
-            continue
-        turn.add(item, kind, index, f"/output/{index}")
+            continue  # a malformed item of a reply: the request that carries it back is judged
     message = turn.assistant()
     details = body.get("incomplete_details") if isinstance(body.get("incomplete_details"), dict) else {}
     if body.get("status") == "incomplete":
