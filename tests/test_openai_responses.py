@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from conftest import REAL_LOGS, needs_real_logs
+from conftest import FIXTURES, REAL_LOGS, needs_real_logs
 from ctxlint.ingest import read_inputs
 from ctxlint.ingest.responses import parse_response
 from helpers import code_lines, json_report, located_findings, write_records
@@ -163,3 +163,22 @@ def test_a_malformed_input_beside_responses_keys_is_named_as_such(tmp_path):
     report = json_report(_write(tmp_path, [{"request": {"model": MODEL, "instructions": "x", "input": {}}}]))
     assert [(f["code"], f["pointer"]) for f in report["findings"]] == [("CTX900", "/request/input")]
     assert "`input` is neither a string nor a list of items" in report["findings"][0]["message"]
+
+
+def test_reasoning_findings_point_at_the_reasoning_item():
+    cases = FIXTURES / "rules"
+    dropped = json_report(str(cases / "CTX004" / "fail_responses_function_call_item_without_its_reasoning.jsonl"))
+    assert located_findings(dropped) == [("CTX004", 2, 1, "/input/1", "call_01")]
+    assert "comes back without the reasoning items the model returned for it" in dropped["findings"][0]["message"]
+    rewritten = json_report(str(cases / "CTX015" / "fail_responses_reasoning_item_rewritten.jsonl"))
+    assert located_findings(rewritten) == [("CTX015", 2, 2, "/input/1", "call_01")]
+
+
+def test_a_call_is_linked_to_reasoning_only_when_sent_with_its_item_id(tmp_path):
+    """No response logged, no earlier copy: what the model returned is unknown, and a turn
+    may have had no reasoning (effort none), so a linked call alone is not judged."""
+    linked = {**CALL_OSLO, "id": "fc_1"}
+    log = _write(tmp_path, [_request([USER, linked, OUT_OSLO])])
+    assert json_report(log)["findings"] == []
+    record = read_inputs([log]).records[0]
+    assert record.request["messages"][2]["tool_calls"][0]["item_id"] == "fc_1"  # after instructions and the user

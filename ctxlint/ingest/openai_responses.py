@@ -118,6 +118,7 @@ class _Turn:
         self.calls: list[dict[str, Any]] = []
         self.reasoning: list[dict[str, Any]] = []
         self.call_pointers: list[str] = []
+        self.reasoning_pointer: str | None = None
         self.first: int | None = None
         # what findings about the turn point at: its assistant message item, else its first call
         self.message: int | None = None
@@ -128,7 +129,8 @@ class _Turn:
             self.texts.append(text_of(item.get("content")))
             self.message = index if self.message is None else self.message
         elif kind == "reasoning":
-            self.reasoning.append(item)
+            self.reasoning.append(_reasoning_item(item))
+            self.reasoning_pointer = self.reasoning_pointer or pointer
         elif kind in CLIENT_CALLS and item.get("call_id") is None:
             raise BodyProblem(f"{pointer} is a {kind} without its `call_id`", pointer)
         elif kind.endswith("_call") and item.get("call_id") is not None:
@@ -144,7 +146,7 @@ class _Turn:
             return
         messages.append(self.assistant())
         where = self.message if self.message is not None else self.first_call if self.first_call is not None else self.first
-        origins.append(Origin(where, f"/input/{where}", tuple(self.call_pointers)))
+        origins.append(Origin(where, f"/input/{where}", tuple(self.call_pointers), reasoning=self.reasoning_pointer))
         self._reset()
 
     def assistant(self) -> dict[str, Any]:
@@ -168,10 +170,20 @@ def _kind(item: Any, pointer: str) -> str:
 
 def _call(item: dict[str, Any], kind: str) -> dict[str, Any]:
     if kind == "function_call":
-        return {"id": item["call_id"], "type": "function", "function": {"name": item.get("name"), "arguments": item.get("arguments")}}
-    if kind == "custom_tool_call":
-        return {"id": item["call_id"], "type": "custom", "custom": {"name": item.get("name"), "input": item.get("input")}}
-    return {"id": item["call_id"], "type": kind}  # computer, shell, tool search…: no JSON arguments
+        call = {"id": item["call_id"], "type": "function", "function": {"name": item.get("name"), "arguments": item.get("arguments")}}
+    elif kind == "custom_tool_call":
+        call = {"id": item["call_id"], "type": "custom", "custom": {"name": item.get("name"), "input": item.get("input")}}
+    else:
+        call = {"id": item["call_id"], "type": kind}  # computer, shell, tool search…: no JSON arguments
+    if isinstance(item.get("id"), str):
+        call["item_id"] = item["id"]  # the provider links a call sent with its item id to the reasoning before it
+    return call
+
+
+def _reasoning_item(item: dict[str, Any]) -> dict[str, Any]:
+    """A reasoning item as what it carries: SDKs echo it back with or without its output
+    `status` and null fields, which is not a change to the reasoning."""
+    return {name: value for name, value in item.items() if value is not None and name != "status"}
 
 
 def _content(content: Any) -> Any:

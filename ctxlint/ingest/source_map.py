@@ -30,6 +30,7 @@ class Origin:
     calls: tuple[str, ...] = ()  # pointer of each tool call's block or item, in tool_calls order
     content: str = "/content"  # where its content is, under `pointer`
     name: str | None = None  # how findings name it when it has no index ("system", "instructions")
+    reasoning: str | None = None  # pointer of its reasoning, where that is an item of its own
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +73,8 @@ class SourceMap:
         call = _CALL_POINTER.fullmatch(rest)
         if call is not None and int(call.group(1)) < len(origin.calls):
             return origin.calls[int(call.group(1))] + self.call_parts.get(call.group(2), "")
+        if origin.reasoning is not None and rest[1:] in REASONING_FIELDS:
+            return origin.reasoning
         if origin.index is None or not rest:
             return origin.pointer
         return origin.pointer + origin.content

@@ -140,8 +140,11 @@ class ProfileBook:
 def passback_required(profile: Profile, request: dict[str, Any], message: dict[str, Any], open_loop: bool) -> bool:
     """Whether the profile says this assistant message's reasoning must be sent back;
     `open_loop`: no user message follows it in the request (its tool loop is still going)."""
-    if message.get("tool_calls") and ("tool_call_turns" in profile.passback or ("open_tool_loop" in profile.passback and open_loop)):
+    calls = message.get("tool_calls")
+    if calls and ("tool_call_turns" in profile.passback or ("open_tool_loop" in profile.passback and open_loop)):
         return True
+    if calls and "item_linked_tool_calls" in profile.passback and any(isinstance(call, dict) and call.get("item_id") for call in calls):
+        return True  # a Responses call sent with its item id: the provider looks for the reasoning item before it
     thinking = request.get("thinking")
     return "clear_thinking_false" in profile.passback and isinstance(thinking, dict) and thinking.get("clear_thinking") is False
 

@@ -6,6 +6,11 @@ from ctxlint.chat import reasoning_of, role_of, tool_call_ids
 from ctxlint.rules.base import Rule, Violation
 
 
+# A profile whose only pass-back rule is the Responses item link judges a call only against
+# the reasoning the model is known to have returned: a turn may have had none (effort none).
+LINKED_ONLY = frozenset({"item_linked_tool_calls"})
+
+
 class DroppedReasoningContent(Rule):
     """
     ## What it does
@@ -20,7 +25,10 @@ class DroppedReasoningContent(Rule):
     models and Kimi K2 thinking require it on turns that made tool calls; GLM (4.5 and
     later) on tool-call turns, and on every turn when `thinking.clear_thinking` is false;
     Claude with extended thinking on the tool-call turns of the tool loop still going (no
-    user message after them), where reasoning is the `thinking` blocks. Turns without tool
+    user message after them), where reasoning is the `thinking` blocks; OpenAI reasoning
+    models (GPT-5, o-series) on Responses API function calls sent back with their item id
+    (`fc_…`), where reasoning is the `reasoning` items that came before them in the
+    response (a call sent without its item id is not linked to any). Turns without tool
     calls of DeepSeek reasoner histories are not judged: the API ignores reasoning there,
     so dropping it is legal, and so is dropping a Claude turn's thinking once the user
     has spoken again (the API strips it).
@@ -31,7 +39,9 @@ class DroppedReasoningContent(Rule):
     behind them, and it "forgets" why it called the tool. DeepSeek answers HTTP 400
     ("Missing reasoning_content field in the assistant message at message index N");
     Anthropic answers 400 ("Expected `thinking` or `redacted_thinking`, but found
-    `tool_use`"); Zhipu says thinking blocks should be returned with the tool results.
+    `tool_use`"); OpenAI answers 400 ("Item 'fc_…' of type 'function_call' was provided
+    without its required 'reasoning' item"); Zhipu says thinking blocks should be returned
+    with the tool results.
 
     ## Example
     ```json
@@ -73,7 +83,7 @@ class DroppedReasoningContent(Rule):
                     key=identity, message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
                     evidence={"returned_field": returned[0], "seen_in": known["_origin"], "model": ctx.turn.record.model},
                 )
-            elif ctx.thinking and message.get("tool_calls"):
+            elif ctx.thinking and message.get("tool_calls") and not ctx.profile.passback <= LINKED_ONLY:
                 yield Violation(
                     f"tool-call turn at message {ctx.label(index)} carries no {ctx.turn.record.field_label('reasoning_content')}, which {ctx.profile.id} requires on tool-call turns while thinking",
                     key=identity, message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
