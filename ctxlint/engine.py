@@ -21,7 +21,7 @@ from ctxlint.chat import REASONING_FIELDS, ReasoningSeen, last_user_index, messa
 from ctxlint.ingest.record import InputProblem, Record
 from ctxlint.profiles import Profile, ProfileBook, passback_required
 from ctxlint.rules.base import NO_CHAIN, Finding, Rule, Violation
-from ctxlint.sessions.grouping import SessionAssembler, part_name, starts_over
+from ctxlint.sessions.grouping import SessionAssembler, Thread, part_name, remember, route
 from ctxlint.sessions.history import Transition, align
 from ctxlint.sessions.model import Session, Turn, make_turn
 from ctxlint.spill import Spill
@@ -500,30 +500,31 @@ class Engine:
         shelved, and the log-scope rules' shards not judged."""
         assembler = SessionAssembler()
         spill = Spill()
-        sessions: dict[tuple[str, bool], SessionCheck | Dormant] = {}
+        sessions: dict[tuple[str, bool, int], SessionCheck | Dormant] = {}
         # Only the sessions active most recently stay awake; memory follows the sessions
         # open at once, not the length of the log.
-        awake: OrderedDict[tuple[str, bool], SessionCheck] = OrderedDict()
-        parts: dict[tuple[str, bool], int] = {}  # keys that started over in a later file: how many times
+        awake: OrderedDict[tuple[str, bool, int], SessionCheck] = OrderedDict()
+        threads: dict[tuple[str, bool], list[Thread]] = {}  # per session key, its conversations (grouping.route)
+        prompts: dict[str, str] = {}
         tally = Tally() if share is not None else Tally(sessions=SummaryShelf(spill))
         turn_rules, log = self._split(("request", "session", "log"))
         for record in records:
             key = assembler.session_of(record)
             if share is not None and not share.checks(key):
                 continue
-            session = sessions.get(key)
+            part = route(threads.setdefault(key, []), record) if key[1] else 1
+            place = (*key, part)
+            session = sessions.get(place)
             if isinstance(session, Dormant):
                 session = session.wake(spill)
-            if session is not None and key[1] and session.previous is not None and starts_over(session.previous, record):
-                self.close(session, tally)  # the key names a new conversation from here on
-                parts[key] = parts.get(key, 1) + 1
-                session = None
             if session is None:
-                session = SessionCheck(part_name(key[0], parts.get(key, 1)), record.file, key[1], order(record))
-            sessions[key] = session
+                session = SessionCheck(part_name(key[0], part), record.file, key[1], order(record))
+            sessions[place] = session
             self.check_turn(session, record, tally, turn_rules, log)
-            awake.pop(key, None)
-            awake[key] = session
+            if key[1]:
+                remember(threads[key], session.previous, part, prompts)
+            awake.pop(place, None)
+            awake[place] = session
             if len(awake) > HOT_SESSIONS:
                 idle_key, idle = awake.popitem(last=False)
                 sessions[idle_key] = Dormant(idle, spill)

@@ -109,3 +109,19 @@ def test_a_key_reused_in_a_later_file_for_a_new_conversation_is_a_new_session(tm
     alone = tmp_path / "one.jsonl"  # in one file: the app sent the system prompt and the newest message only
     alone.write_bytes(run + line([S, U("Book the Colosseum tour.")], "Which day?"))
     assert code_lines(json_report(str(alone))) == [("CTX008", 3), ("CTX016", 3)]
+
+
+def test_other_agents_conversations_under_one_key_are_parts_of_it_in_check_show_and_stats():
+    """A sub-agent and a summarizer logged under the main agent's session id: each has its
+    own system prompt and goes on from nothing the main conversation sent, so each is a
+    part of the key (k#2, k#3), and the main conversation resumes as k."""
+    from conftest import FIXTURES
+    from helpers import json_report
+
+    from ctxlint.ingest import read_inputs
+
+    case = str(FIXTURES / "rules" / "CTX016" / "pass_subagent_and_summarizer_calls_under_the_session_key.jsonl")
+    report = json_report(case)
+    assert [(s["id"], s["requests"]) for s in report["sessions"]] == [("trip-7", 3), ("trip-7#2", 2), ("trip-7#3", 1)]
+    sessions = build_sessions(read_inputs([case]).records)
+    assert [(s.id, [t.record.line for t in s.turns]) for s in sessions] == [("trip-7", [1, 5, 6]), ("trip-7#2", [2, 3]), ("trip-7#3", [4])]

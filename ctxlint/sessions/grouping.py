@@ -6,9 +6,11 @@ Matching is on turn identity (role, user/tool text, tool_call ids), never on rea
 or system prompts, so the defects ctxlint reports (dropped reasoning, a dropped assistant
 turn, a trimmed prefix, a rewritten system prompt) do not split a session in two.
 
-A session key spans files (rotated logs), except where a later file starts the
-conversation over under the same key (test runs that name their sessions alike): that
-request begins a new session, named key#2, key#3...
+A session key spans files (rotated logs). Under one key, a request that goes on from
+none of the key's conversations begins a new session, named key#2, key#3...: another
+agent's conversation (a sub-agent, a summarizer: another system prompt), or in a later
+file the conversation started over (test runs that name their sessions alike). The same
+agent without its history, in the same file, is the no-history defect, not a new session.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ctxlint.chat import message_identity, tool_call_ids
+from ctxlint.chat import message_identity, role_of, similar, text_of, tool_call_ids
 from ctxlint.ingest.record import Record
 from ctxlint.sessions.model import STEERING_ROLES, Session, Turn, make_turn
 
@@ -103,17 +105,71 @@ class ChainInference:
         return best.session_id, started
 
 
-def starts_over(previous: Turn, record: Record) -> bool:
-    """Whether a keyed request, in a later file than its session's previous request, does
-    not go on from it: it carries neither that request's reply nor its newest message. The
-    key was reused for a new conversation (which may well open with the same prompt). In
-    the same file the same shape is a defect to report (an app that sent no history), not a
-    new session."""
-    if record.file == previous.record.file:
-        return False
-    newest = next((identity for identity in reversed(previous.identities) if identity[0] not in STEERING_ROLES), None)
-    goes_on = {previous.response_identity(), newest} - {None}
-    return not any(message_identity(message) in goes_on for message in record.messages)
+@dataclass(slots=True, eq=False)
+class Thread:
+    """One conversation under a session key, as the next request is routed by: what going
+    on from its last request means (carrying that request's reply or its newest message;
+    in the same file, the message its conversation opens with), the prompt of the agent
+    that holds it, and the file it was last seen in."""
+
+    part: int
+    file: str
+    prompt: str | None
+    goes_on: frozenset[tuple]
+    opening: tuple | None
+
+    @classmethod
+    def after(cls, part: int, turn: Turn, prompts: dict[str, str]) -> "Thread":
+        conversation = [identity for identity in turn.identities if identity[0] not in STEERING_ROLES]
+        newest = conversation[-1] if conversation else None
+        opening = conversation[0] if conversation else None
+        prompt = agent_prompt(turn.record.messages)
+        if prompt is not None:
+            prompt = prompts.setdefault(prompt, prompt)  # sessions of one app share their prompt: one copy
+        return cls(part, turn.record.file, prompt, frozenset({turn.response_identity(), newest} - {None}), opening)
+
+
+def agent_prompt(messages: list) -> str | None:
+    """The text of a request's first system (or developer) message: whose conversation it is."""
+    for message in messages:
+        if role_of(message) in STEERING_ROLES:
+            return text_of(message.get("content"))[:PROMPT_COMPARED]
+    return None
+
+
+PROMPT_COMPARED = 2000  # as much of a prompt as chat.similar reads
+
+
+def _same_agent(first: str | None, second: str | None) -> bool:
+    if first is None or second is None:
+        return first is second
+    return first == second or similar(first, second)
+
+
+def route(threads: list[Thread], record: Record) -> int:
+    """The part (1, 2, ...) of its session key a keyed request belongs to. It goes on from
+    the thread whose last request's reply or newest message it carries (rotated logs
+    across files too), or in the same file the message its conversation opens with. A request that goes on from none is the same agent having lost its
+    history (a defect the thread reports) when a thread in the same file has its prompt;
+    otherwise it opens a new part: another agent's conversation under the same key (a
+    sub-agent, a summarizer) or, in a later file, the key reused for a new conversation
+    (test runs that name their sessions alike). `threads` is kept in order
+    of use; the caller records the request's thread afterwards (Thread.after)."""
+    carried = {message_identity(message) for message in record.messages}
+    chosen = next((thread for thread in reversed(threads) if thread.goes_on & carried
+                   or (thread.file == record.file and thread.opening in carried)), None)
+    if chosen is None:
+        prompt = agent_prompt(record.messages)
+        chosen = next((thread for thread in reversed(threads) if thread.file == record.file and _same_agent(thread.prompt, prompt)), None)
+    if chosen is None:
+        return len(threads) + 1
+    return chosen.part
+
+
+def remember(threads: list[Thread], turn: Turn, part: int, prompts: dict[str, str]) -> None:
+    """After a request of `part` was checked: its thread, most recently used last."""
+    threads[:] = [thread for thread in threads if thread.part != part]
+    threads.append(Thread.after(part, turn, prompts))
 
 
 def part_name(key: str, part: int) -> str:
@@ -152,15 +208,17 @@ def build_sessions(records: list[Record]) -> list[Session]:
     sessions: list[Session] = []
     for kind, name in order:
         if kind == "key":
-            group = keyed[name]
-            session, part = Session(id=name, file=group[0].file, turns=[], explicit_key=True), 1
-            sessions.append(session)
-            for record in group:
-                if session.turns and starts_over(session.turns[-1], record):
-                    part += 1
-                    session = Session(id=part_name(name, part), file=record.file, turns=[], explicit_key=True)
-                    sessions.append(session)
+            threads: list[Thread] = []
+            prompts: dict[str, str] = {}
+            parts: dict[int, Session] = {}
+            for record in keyed[name]:
+                part = route(threads, record)
+                if part not in parts:
+                    parts[part] = Session(id=part_name(name, part), file=record.file, turns=[], explicit_key=True)
+                    sessions.append(parts[part])
+                session = parts[part]
                 session.turns.append(make_turn(len(session.turns) + 1, record, session.turns[-1] if session.turns else None))
+                remember(threads, session.turns[-1], part, prompts)
         else:
             inferred = _infer(unkeyed[name])
             sessions.extend(inferred)
