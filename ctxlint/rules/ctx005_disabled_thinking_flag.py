@@ -10,8 +10,10 @@ class DisabledThinkingFlag(Rule):
     """
     ## What it does
     Flags a thinking setting the model rejects, such as `thinking: {"type": "disabled"}`
-    sent to GLM-5.x (thinking is always on there), and a `reasoning_effort` value outside
-    the values the model's profile accepts (GLM-5.x takes `low`, `high`, `max`).
+    sent to GLM-5.x or to Volcengine's thinking-only doubao-seed-1.6-thinking (thinking is
+    always on there; the hybrid doubao-seed-1.6 and GLM-4.x take the switch), and a
+    `reasoning_effort` value outside the values the model's profile accepts (GLM-5.x
+    takes `low`, `high`, `max`).
 
     ## Why is this bad?
     Apps keep sending the switch they wrote for an older model after they move to a
