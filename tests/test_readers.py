@@ -116,3 +116,22 @@ def test_http_exchange_and_string_bodies():
     ingested = read_inputs([str(READERS / "http_exchange_bodies.jsonl")])
     first, second = ingested.records[:2]
     assert first.response.message["reasoning_content"] == "Need the weather tool." and second.response.finish_reason == "stop"
+
+
+def test_a_bare_request_with_its_reply_beside_the_messages_is_read_whole(tmp_path):
+    """Proxies (LiteLLM) log the body and put the reply next to it: the reply is the turn's
+    response, not a request setting, so what the model returned is known."""
+    import orjson
+
+    call = {"id": "c1", "type": "function", "function": {"name": "search", "arguments": '{"q": "x"}'}}
+    reply = {"object": "chat.completion", "choices": [{"index": 0, "finish_reason": "tool_calls",
+             "message": {"role": "assistant", "content": None, "reasoning_content": "need a search", "tool_calls": [call]}}]}
+    first = {"model": "deepseek-reasoner", "metadata": {"session_id": "L1"}, "messages": [{"role": "user", "content": "find x"}], "response": reply}
+    second = {"model": "deepseek-reasoner", "metadata": {"session_id": "L1"}, "messages": [
+        {"role": "user", "content": "find x"}, {"role": "assistant", "content": None, "tool_calls": [call]}, {"role": "tool", "tool_call_id": "c1", "content": "r"}]}
+    log = tmp_path / "proxy.jsonl"
+    log.write_bytes(orjson.dumps(first) + b"\n" + orjson.dumps(second) + b"\n")
+    record = read_inputs([str(log)]).records[0]
+    assert "response" not in record.request and record.response.finish_reason == "tool_calls"
+    report = json_report(str(log))
+    assert [(f["code"], f["line"], f["evidence"].get("seen_in")) for f in report["findings"]] == [("CTX004", 2, "turn 1 response")]

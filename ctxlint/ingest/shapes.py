@@ -239,5 +239,10 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
             parsed = Response(error=obj.get("error") if isinstance(obj.get("error"), dict) else {"message": str(obj.get("error"))})
         return BatchOutput(file, line, obj["custom_id"], parsed or Response())
     if "messages" in obj or openai_responses.is_responses_body(obj):
-        return _record(obj, file, line, "bare", "", reused, session_key=_session_key(obj, session_key_path))
+        if obj.get("response") is None:
+            return _record(obj, file, line, "bare", "", reused, session_key=_session_key(obj, session_key_path))
+        # a request body with its reply beside the messages, as proxies log them (LiteLLM)
+        body = {name: value for name, value in obj.items() if name != "response"}
+        return _record(body, file, line, "bare", "", reused, response=parse_response(obj["response"], _status(obj)),
+                       session_key=_session_key(obj, session_key_path))
     return InputProblem(file, line, f"not a known record shape: {closest_shape_hint(obj)}")
