@@ -505,7 +505,7 @@ class Engine:
         # open at once, not the length of the log.
         awake: OrderedDict[tuple[str, bool, int], SessionCheck] = OrderedDict()
         threads: dict[tuple[str, bool], list[Thread]] = {}  # per session key, its conversations (grouping.route)
-        prompts: dict[str, str] = {}
+        interned: dict[str, str] = {}
         tally = Tally() if share is not None else Tally(sessions=SummaryShelf(spill))
         turn_rules, log = self._split(("request", "session", "log"))
         for record in records:
@@ -522,7 +522,7 @@ class Engine:
             sessions[place] = session
             self.check_turn(session, record, tally, turn_rules, log)
             if key[1]:
-                remember(threads[key], session.previous, part, prompts)
+                remember(threads[key], session.previous, part, interned)
             awake.pop(place, None)
             awake[place] = session
             if len(awake) > HOT_SESSIONS:

@@ -115,18 +115,17 @@ class Thread:
     part: int
     file: str
     prompt: str | None
+    model: str | None
     goes_on: frozenset[tuple]
     opening: tuple | None
 
     @classmethod
-    def after(cls, part: int, turn: Turn, prompts: dict[str, str]) -> "Thread":
-        conversation = [identity for identity in turn.identities if identity[0] not in STEERING_ROLES]
-        newest = conversation[-1] if conversation else None
-        opening = conversation[0] if conversation else None
-        prompt = agent_prompt(turn.record.messages)
-        if prompt is not None:
-            prompt = prompts.setdefault(prompt, prompt)  # sessions of one app share their prompt: one copy
-        return cls(part, turn.record.file, prompt, frozenset({turn.response_identity(), newest} - {None}), opening)
+    def after(cls, part: int, turn: Turn, interned: dict[str, str]) -> "Thread":
+        newest = next((identity for identity in reversed(turn.identities) if identity[0] not in STEERING_ROLES), None)
+        opening = next((identity for identity in turn.identities if identity[0] not in STEERING_ROLES), None)
+        # sessions of one app share their prompt and model: one copy of each
+        prompt, model = (None if text is None else interned.setdefault(text, text) for text in (agent_prompt(turn.record.messages), turn.record.model))
+        return cls(part, turn.record.file, prompt, model, frozenset({turn.response_identity(), newest} - {None}), opening)
 
 
 def agent_prompt(messages: list) -> str | None:
@@ -140,36 +139,51 @@ def agent_prompt(messages: list) -> str | None:
 PROMPT_COMPARED = 2000  # as much of a prompt as chat.similar reads
 
 
-def _same_agent(first: str | None, second: str | None) -> bool:
-    if first is None or second is None:
-        return first is second
-    return first == second or similar(first, second)
+def _same_agent(thread: Thread, prompt: str | None, model: str | None) -> bool:
+    """Whether a request is the thread's agent: its prompt, or an edit of it; without a
+    prompt on either side, the same model (a side call without one, a title or an intent
+    classifier, is most often made to a smaller model)."""
+    if thread.prompt is None or prompt is None:
+        return thread.prompt is prompt and (thread.model == model or None in (thread.model, model))
+    return thread.prompt == prompt or similar(thread.prompt, prompt)
 
 
 def route(threads: list[Thread], record: Record) -> int:
     """The part (1, 2, ...) of its session key a keyed request belongs to. It goes on from
     the thread whose last request's reply or newest message it carries (rotated logs
-    across files too), or in the same file the message its conversation opens with. A request that goes on from none is the same agent having lost its
-    history (a defect the thread reports) when a thread in the same file has its prompt;
+    across files too), or in the same file the message its conversation opens with. A
+    request that goes on from none is the same agent having lost its history (a defect
+    the thread reports) when a thread in the same file is its agent's (_same_agent);
     otherwise it opens a new part: another agent's conversation under the same key (a
-    sub-agent, a summarizer) or, in a later file, the key reused for a new conversation
-    (test runs that name their sessions alike). `threads` is kept in order
-    of use; the caller records the request's thread afterwards (Thread.after)."""
-    carried = {message_identity(message) for message in record.messages}
-    chosen = next((thread for thread in reversed(threads) if thread.goes_on & carried
-                   or (thread.file == record.file and thread.opening in carried)), None)
+    sub-agent, a summarizer, a title call) or, in a later file, the key reused for a new
+    conversation (test runs that name their sessions alike). `threads` is kept in order
+    of use; the caller records the request's thread afterwards (remember)."""
+    chosen = _gone_on_from(threads, record)
     if chosen is None:
         prompt = agent_prompt(record.messages)
-        chosen = next((thread for thread in reversed(threads) if thread.file == record.file and _same_agent(thread.prompt, prompt)), None)
+        chosen = next((thread for thread in reversed(threads) if thread.file == record.file and _same_agent(thread, prompt, record.model)), None)
     if chosen is None:
         return len(threads) + 1
     return chosen.part
 
 
-def remember(threads: list[Thread], turn: Turn, part: int, prompts: dict[str, str]) -> None:
+def _gone_on_from(threads: list[Thread], record: Record) -> Thread | None:
+    """The thread the request goes on from, its messages read newest first: a request that
+    goes on meets the reply or newest message it goes on from within its last few."""
+    if not threads:
+        return None
+    for message in reversed(record.messages):
+        identity = message_identity(message)
+        for thread in reversed(threads):
+            if identity in thread.goes_on or (identity == thread.opening and thread.file == record.file):
+                return thread
+    return None
+
+
+def remember(threads: list[Thread], turn: Turn, part: int, interned: dict[str, str]) -> None:
     """After a request of `part` was checked: its thread, most recently used last."""
     threads[:] = [thread for thread in threads if thread.part != part]
-    threads.append(Thread.after(part, turn, prompts))
+    threads.append(Thread.after(part, turn, interned))
 
 
 def part_name(key: str, part: int) -> str:
@@ -209,7 +223,7 @@ def build_sessions(records: list[Record]) -> list[Session]:
     for kind, name in order:
         if kind == "key":
             threads: list[Thread] = []
-            prompts: dict[str, str] = {}
+            interned: dict[str, str] = {}
             parts: dict[int, Session] = {}
             for record in keyed[name]:
                 part = route(threads, record)
@@ -218,7 +232,7 @@ def build_sessions(records: list[Record]) -> list[Session]:
                     sessions.append(parts[part])
                 session = parts[part]
                 session.turns.append(make_turn(len(session.turns) + 1, record, session.turns[-1] if session.turns else None))
-                remember(threads, session.turns[-1], part, prompts)
+                remember(threads, session.turns[-1], part, interned)
         else:
             inferred = _infer(unkeyed[name])
             sessions.extend(inferred)
