@@ -47,8 +47,8 @@ def test_top_level_chat_recordings_have_no_error(name):
 def test_whole_folder_reads_every_recording_with_known_defects_only():
     report = json_report(str(REAL_LOGS))
     assert not [f for f in report["findings"] if f["code"] == "CTX900"]
-    # the Anthropic Messages and OpenAI Responses interactions are read; Gemini is not yet
-    assert report["summary"]["skipped"] == {"not chat-completions: Gemini generateContent": 3}
+    # the Anthropic Messages, OpenAI Responses and Gemini generateContent interactions are read
+    assert report["summary"]["skipped"] == {}
     errors = Counter((f["code"], f["file"].split("real-logs/")[-1]) for f in report["findings"] if f["severity"] == "error")
     more = "more/fantasy/providertests/testdata/"
     assert errors == Counter({

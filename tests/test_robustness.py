@@ -296,7 +296,7 @@ def test_output_does_not_depend_on_the_hash_seed():
 
 @pytest.mark.parametrize(("line", "hint"), [
     ({"model": "gpt-4o", "input": "hi"}, "it looks like an embeddings body, or a Responses API body with neither `instructions` nor input items"),
-    ({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}, "it looks like a Gemini generateContent body"),
+    ({"contents": {"role": "user", "parts": [{"text": "hi"}]}}, "it looks like a Gemini generateContent body whose `contents` is not a list"),
     ({"foo": 1}, 'expected an envelope {"request": {...}}, a bare request {"messages": [...]}'),
 ])
 def test_unknown_shapes_name_the_closest_known_one(tmp_path, line, hint):

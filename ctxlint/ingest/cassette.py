@@ -14,18 +14,18 @@ from ctxlint.ingest.jsonl import ReadError
 from ctxlint.ingest.record import InputProblem, Record, Skipped
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import schema_problem
-from ctxlint.ingest import anthropic, openai_responses
+from ctxlint.ingest import anthropic, gemini, openai_responses
 from ctxlint.ingest.shapes import closest_shape_hint, is_anthropic_body, translated_record
 from ctxlint.ingest.sources import Source
 
 # Endpoints that are not chat-completions, and the reason a skip names.
-# Anthropic Messages and the Responses API are read: their bodies are normalized.
+# Anthropic Messages, the Responses API and Gemini are read: their bodies are normalized.
 OTHER_ENDPOINTS = (
     ("/v1/messages", anthropic.NAME),
     ("/messages", anthropic.NAME),
     ("/responses", openai_responses.NAME),
-    (":generatecontent", "Gemini generateContent"),
-    (":streamgeneratecontent", "Gemini generateContent"),
+    (":generatecontent", gemini.NAME),
+    (":streamgeneratecontent", gemini.NAME),
     ("/embeddings", "embeddings"),
     ("/completions", "legacy completions"),
 )
@@ -134,7 +134,7 @@ def read_cassette(source: Source, session_key: str | None = None) -> Iterator[Re
         body = request.get("parsed_body") if "parsed_body" in request else _decode_body(request.get("body"), request.get("headers"))
         url = request.get("uri") or request.get("url") or ""
         kind = _endpoint_kind(url if isinstance(url, str) else "", body)
-        if kind not in (None, anthropic.NAME, openai_responses.NAME):
+        if kind not in (None, anthropic.NAME, openai_responses.NAME, gemini.NAME):
             yield Skipped(path, line, f"not chat-completions: {kind}")
             continue
         api = kind or "chat-completions"
@@ -144,13 +144,20 @@ def read_cassette(source: Source, session_key: str | None = None) -> Iterator[Re
         if kind == openai_responses.NAME and openai_responses.continues_stored_response(body):
             yield Skipped(path, line, openai_responses.STORED)
             continue
-        if "messages" not in body and kind != openai_responses.NAME:
+        if "messages" not in body and kind not in (openai_responses.NAME, gemini.NAME):
             yield InputProblem(path, line, f"{api} interaction {index}: {closest_shape_hint(body)}")
             continue
         response_body = response.get("parsed_body") if "parsed_body" in response else _decode_body(response.get("body"), response.get("headers"))
         parsed = parse_response(response_body, _status(response)) if response else None
         if kind == openai_responses.NAME:
             yield translated_record(openai_responses, body, path, line, "cassette", "", response=parsed, scope=path)
+            continue
+        if kind == gemini.NAME:
+            if not gemini.is_gemini_body(body):
+                yield InputProblem(path, line, f"{api} interaction {index}: {closest_shape_hint(body)}")
+                continue
+            named = body if "model" in body else {**body, "model": gemini.model_from_url(url)}
+            yield translated_record(gemini, named, path, line, "cassette", "", response=parsed, scope=path)
             continue
         if kind == anthropic.NAME or is_anthropic_body(body):
             yield translated_record(anthropic, body, path, line, "cassette", "", response=parsed, scope=path)

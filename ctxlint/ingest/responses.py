@@ -7,19 +7,19 @@ from typing import Any, Iterable
 import orjson
 
 from ctxlint.chat import REASONING_FIELDS
-from ctxlint.ingest import anthropic, openai_responses
+from ctxlint.ingest import anthropic, gemini, openai_responses
 from ctxlint.ingest.record import Response
 
 
 def parse_response(body: Any, status: int | None = None) -> Response | None:
     """A Response from a chat.completion body, an error body, a chunk list or SSE text, or
-    an Anthropic Messages or Responses API reply or event stream."""
+    an Anthropic Messages, Responses API or Gemini generateContent reply or stream."""
     if body is None:
         return Response(status=status) if status is not None else None
     if isinstance(body, (bytes, str)):
         text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
         stripped = text.lstrip()
-        if stripped.startswith("{"):
+        if stripped.startswith(("{", "[")):  # an object, or a stream logged as a JSON array of chunks
             try:
                 return parse_response(orjson.loads(stripped), status)
             except orjson.JSONDecodeError:
@@ -38,6 +38,8 @@ def parse_response(body: Any, status: int | None = None) -> Response | None:
         return anthropic.parse_message(body, status)
     if openai_responses.is_response_body(body):
         return openai_responses.parse_response_object(body, status)
+    if gemini.is_response_body(body):
+        return gemini.parse_response_object(body, status)
     if body.get("object") == "chat.completion.chunk":
         return assemble_chunks([body], status)
     choices = body.get("choices")
@@ -89,6 +91,8 @@ def assemble_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> 
         return anthropic.assemble_events(chunks, status)
     if openai_responses.is_event_stream(chunks):
         return openai_responses.assemble_events(chunks, status)
+    if gemini.is_event_stream(chunks):
+        return gemini.assemble_events(chunks, status)
     parts: dict[str, list[str]] = {"content": [], **{name: [] for name in REASONING_FIELDS[:2]}}
     details: list[Any] = []
     calls: dict[int, dict[str, Any]] = {}

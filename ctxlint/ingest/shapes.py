@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 
 from ctxlint.chat import json_type
-from ctxlint.ingest import anthropic, openai_responses
+from ctxlint.ingest import anthropic, gemini, openai_responses
 from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped
 from ctxlint.ingest.responses import parse_response
@@ -117,7 +117,7 @@ def closest_shape_hint(obj: dict[str, Any]) -> str:
     if "input" in keys and "model" in keys:
         return "it looks like an embeddings body, or a Responses API body with neither `instructions` nor input items"
     if "contents" in keys:
-        return "it looks like a Gemini generateContent body, which ctxlint does not lint yet"
+        return "it looks like a Gemini generateContent body whose `contents` is not a list"
     if obj.get("object") == "chat.completion" or "choices" in keys:
         return "it looks like a chat.completion response without its request; log the request too, as an envelope {\"request\": ..., \"response\": ...}"
     if "prompt" in keys:
@@ -177,6 +177,17 @@ def http_body(request: Any, pointer: str) -> tuple[Any, str]:
     return request, pointer
 
 
+def _named_model(body: Any, envelope: dict[str, Any]) -> Any:
+    """A Gemini body names no model (its URL does): the envelope's `model`, or the model
+    in the logged request's URL, is the body's."""
+    if not isinstance(body, dict) or "model" in body or not gemini.is_gemini_body(body):
+        return body
+    request = envelope.get("request")
+    url = request.get("url") or request.get("uri") if isinstance(request, dict) else None
+    model = envelope.get("model") if isinstance(envelope.get("model"), str) else gemini.model_from_url(url) if isinstance(url, str) else None
+    return body if model is None else {**body, "model": model}
+
+
 def _described(body: Any) -> str:
     if isinstance(body, str) and body.lstrip().startswith("{"):
         try:
@@ -195,6 +206,8 @@ def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, reus
         if openai_responses.continues_stored_response(body):
             return Skipped(file, line, openai_responses.STORED)
         return translated_record(openai_responses, body, file, line, shape, pointer_base, **fields)
+    if gemini.is_gemini_body(body):
+        return translated_record(gemini, body, file, line, shape, pointer_base, **fields)
     if isinstance(body.get("messages"), list):
         INTERNER.intern(body["messages"], reused)
     problem = schema_problem(body, file, line, pointer_base, reused)
@@ -220,6 +233,7 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         return InputProblem(file, line, f"record is {json_type(obj)}, not an object")
     if isinstance(obj.get("request"), dict) or ("request" in obj and "messages" not in obj):
         request, pointer = http_body(obj.get("request"), "/request")
+        request = _named_model(request, obj)
         response, status = obj.get("response"), _status(obj)
         if _is_http_exchange(response):
             response, status = response["body"], _status(response) or status
@@ -238,7 +252,7 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         else:
             parsed = Response(error=obj.get("error") if isinstance(obj.get("error"), dict) else {"message": str(obj.get("error"))})
         return BatchOutput(file, line, obj["custom_id"], parsed or Response())
-    if "messages" in obj or openai_responses.is_responses_body(obj):
+    if "messages" in obj or openai_responses.is_responses_body(obj) or gemini.is_gemini_body(obj):
         if obj.get("response") is None:
             return _record(obj, file, line, "bare", "", reused, session_key=_session_key(obj, session_key_path))
         # a request body with its reply beside the messages, as proxies log them (LiteLLM)

@@ -28,10 +28,11 @@ class DroppedReasoningContent(Rule):
     user message after them), where reasoning is the `thinking` blocks; OpenAI reasoning
     models (GPT-5, o-series) on Responses API function calls sent back with their item id
     (`fc_…`), where reasoning is the `reasoning` items that came before them in the
-    response (a call sent without its item id is not linked to any). Turns without tool
-    calls of DeepSeek reasoner histories are not judged: the API ignores reasoning there,
-    so dropping it is legal, and so is dropping a Claude turn's thinking once the user
-    has spoken again (the API strips it).
+    response (a call sent without its item id is not linked to any); Gemini 3 on the
+    function calls of the current turn, where reasoning is the thought signatures. Turns
+    without tool calls of DeepSeek reasoner histories are not judged: the API ignores
+    reasoning there, so dropping it is legal, and so is dropping a Claude or Gemini 3
+    turn's reasoning once the user has spoken again (the API strips or skips it).
 
     ## Why is this bad?
     Interleaved thinking models plan a tool loop in their reasoning. An app that stores
@@ -40,8 +41,9 @@ class DroppedReasoningContent(Rule):
     ("Missing reasoning_content field in the assistant message at message index N");
     Anthropic answers 400 ("Expected `thinking` or `redacted_thinking`, but found
     `tool_use`"); OpenAI answers 400 ("Item 'fc_…' of type 'function_call' was provided
-    without its required 'reasoning' item"); Zhipu says thinking blocks should be returned
-    with the tool results.
+    without its required 'reasoning' item"); Gemini 3 answers 400 ("Function call is
+    missing a thought_signature in functionCall parts"); Zhipu says thinking blocks should
+    be returned with the tool results.
 
     ## Example
     ```json

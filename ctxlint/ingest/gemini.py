@@ -1,0 +1,222 @@
+"""Gemini generateContent bodies as the one normalized (chat-completions) shape, with a
+map back to the contents and parts each normalized message came from.
+
+`systemInstruction` is the first system message. A `model` content is an assistant
+message: its text parts are its content, its `functionCall` parts its tool calls, and
+the thought signatures its parts carry (kept whole) its reasoning; thought summaries
+(`thought: true`) are not, since nothing requires them back. In a `user` content, each
+`functionResponse` part is a tool message and the other parts, in order, user messages.
+The REST API takes both camelCase and snake_case field names; so does this.
+
+A call the provider did not give an id is named by its function and arguments
+(`name:hash`, `#k` for the k-th same call of one turn), and the responses that follow
+are paired with the preceding turn's calls by name, in order, as Gemini pairs them; a
+response left without a call keeps an id no call has, which CTX001 reports.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from typing import Any, Iterable
+
+import orjson
+
+from ctxlint.chat import short_hash, text_of
+from ctxlint.ingest.record import Response
+from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap
+
+NAME = "Gemini generateContent"
+CALL_PARTS = {"/function/arguments": "/args", "/function/name": "/name", "/id": "/id"}
+# Gemini finish reasons in chat-completions terms, so rules read one vocabulary.
+FINISH_REASONS = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "content_filter", "RECITATION": "content_filter",
+                  "BLOCKLIST": "content_filter", "PROHIBITED_CONTENT": "content_filter", "SPII": "content_filter"}
+
+
+def field(obj: dict[str, Any], camel: str) -> Any:
+    """A field under its camelCase name or its snake_case one."""
+    if camel in obj:
+        return obj[camel]
+    return obj.get("".join(f"_{c.lower()}" if c.isupper() else c for c in camel))
+
+
+def _key(obj: dict[str, Any], camel: str) -> str:
+    """The spelling of a field the object uses, for pointers."""
+    return camel if camel in obj else "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
+
+
+def is_gemini_body(body: dict[str, Any]) -> bool:
+    return "messages" not in body and isinstance(body.get("contents"), list)
+
+
+def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
+    """The normalized request of a generateContent body, and where its messages came from."""
+    messages: list[dict[str, Any]] = []
+    origins: list[Origin] = []
+    system = field(body, "systemInstruction")
+    if system is not None:
+        pointer = "/" + _key(body, "systemInstruction")
+        if isinstance(system, str):
+            text = system
+        elif isinstance(system, dict) and isinstance(system.get("parts"), list):
+            text = text_of(system["parts"])
+        else:
+            raise BodyProblem("`systemInstruction` is neither a string nor a content with parts", pointer)
+        messages.append({"role": "system", "content": text})
+        origins.append(Origin(None, pointer, content="", name="systemInstruction"))
+    calls: dict[str, deque[str]] = {}  # the last model turn's call ids not yet answered, per function name
+    for index, content in enumerate(body["contents"]):
+        pointer = f"/contents/{index}"
+        if not isinstance(content, dict) or not isinstance(content.get("parts"), list):
+            raise BodyProblem(f"content {index} is not an object with a `parts` list", pointer)
+        if content.get("role") == "model":
+            message, call_pointers = model_message(content["parts"], pointer)
+            messages.append(message)
+            origins.append(Origin(index, pointer, call_pointers, content="/parts", reasoning=pointer + "/parts"))
+            calls = defaultdict(deque)
+            for call in message.get("tool_calls", ()):
+                calls[call["function"]["name"]].append(call["id"])
+        else:
+            for message, origin in _user_messages(content["parts"], index, pointer, calls):
+                messages.append(message)
+                origins.append(origin)
+    request = {name: value for name, value in body.items()
+               if name not in ("contents", "tools", "systemInstruction", "system_instruction")}
+    request["messages"] = messages
+    tools = body.get("tools")
+    if isinstance(tools, (list, dict)):
+        request["tools"] = list(_tools(tools if isinstance(tools, list) else [tools]))
+    return request, SourceMap(tuple(origins), CALL_PARTS, reasoning="thought signatures")
+
+
+def model_message(parts: list[Any], pointer: str = "") -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The assistant message of a model content, and the pointer of each call's part."""
+    texts: list[str] = []
+    signatures: list[dict[str, Any]] = []
+    tool_calls: list[dict[str, Any]] = []
+    call_pointers: list[str] = []
+    seen: dict[str, int] = {}
+    for position, part in enumerate(parts):
+        if not isinstance(part, dict):
+            raise BodyProblem(f"{pointer}/parts/{position} is not a part (an object)", f"{pointer}/parts/{position}")
+        signature = field(part, "thoughtSignature")
+        if isinstance(signature, str):
+            signatures.append({"type": "thought_signature", "signature": signature})
+        call = field(part, "functionCall")
+        if isinstance(call, dict):
+            name = call.get("name")
+            arguments = orjson.dumps(call.get("args", {}), option=orjson.OPT_SORT_KEYS).decode()
+            call_id = call.get("id")
+            if not isinstance(call_id, str) or not call_id:
+                base = f"{name}:{short_hash(arguments)[:8]}"
+                seen[base] = seen.get(base, -1) + 1
+                call_id = base if not seen[base] else f"{base}#{seen[base]}"
+            tool_calls.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}})
+            call_pointers.append(f"{pointer}/parts/{position}/{_key(part, 'functionCall')}")
+        elif isinstance(part.get("text"), str) and not part.get("thought"):
+            texts.append(part["text"])
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
+    if signatures:
+        message["reasoning_details"] = signatures
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return message, tuple(call_pointers)
+
+
+def _user_messages(parts: list[Any], index: int, pointer: str, calls: dict[str, deque[str]]) -> Iterable[tuple[dict[str, Any], Origin]]:
+    """A user content's tool messages (its functionResponse parts) and user messages (runs
+    of its other parts), in order."""
+    run: list[Any] = []
+    for position, part in enumerate(parts):
+        if not isinstance(part, dict):
+            raise BodyProblem(f"{pointer}/parts/{position} is not a part (an object)", f"{pointer}/parts/{position}")
+        answer = field(part, "functionResponse")
+        if not isinstance(answer, dict):
+            run.append(part)
+            continue
+        if run:
+            yield _user(run), Origin(index, pointer, content="/parts")
+            run = []
+        name = answer.get("name")
+        waiting = calls.get(name)
+        call_id = answer.get("id") if isinstance(answer.get("id"), str) and answer.get("id") else (
+            waiting.popleft() if waiting else f"{name}:unpaired")
+        if waiting and answer.get("id") in waiting:
+            waiting.remove(answer["id"])
+        result = answer.get("response")
+        yield ({"role": "tool", "tool_call_id": call_id, "content": result if isinstance(result, str) else orjson.dumps(result).decode()},
+               Origin(index, f"{pointer}/parts/{position}", content="/" + _key(part, "functionResponse")))
+    if run:
+        yield _user(run), Origin(index, pointer, content="/parts")
+
+
+def _user(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    if all(isinstance(part.get("text"), str) for part in parts):
+        return {"role": "user", "content": "\n".join(part["text"] for part in parts)}
+    return {"role": "user", "content": parts}
+
+
+def _tools(tools: list[Any]) -> Iterable[Any]:
+    """Function declarations as chat-completions declares functions; the provider's own
+    tools (googleSearch, codeExecution…) keep their kind as their type."""
+    for tool in tools:
+        if not isinstance(tool, dict):
+            yield tool
+            continue
+        declarations = field(tool, "functionDeclarations")
+        for declaration in declarations if isinstance(declarations, list) else ():
+            if isinstance(declaration, dict):
+                schema = declaration.get("parameters", field(declaration, "parametersJsonSchema"))
+                yield {"type": "function", "function": {"name": declaration.get("name"), "description": declaration.get("description"), "parameters": schema}}
+        for kind in tool:
+            if kind not in ("functionDeclarations", "function_declarations"):
+                yield {"type": kind}
+
+
+def is_response_body(body: Any) -> bool:
+    return isinstance(body, dict) and (isinstance(body.get("candidates"), list) or isinstance(field(body, "usageMetadata"), dict)
+                                       or isinstance(field(body, "promptFeedback"), dict))
+
+
+def parse_response_object(body: dict[str, Any], status: int | None = None) -> Response:
+    """The Response of a generateContent reply: its first candidate as one assistant message."""
+    return assemble_events([body], status)
+
+
+def is_event_stream(chunks: list[dict[str, Any]]) -> bool:
+    return bool(chunks) and is_response_body(chunks[0])
+
+
+def assemble_events(chunks: list[dict[str, Any]], status: int | None = None) -> Response:
+    """One reply from streamed generateContent chunks: the first candidate's parts in order,
+    text parts of a run joined, the last finish reason and usage."""
+    parts: list[dict[str, Any]] = []
+    finish = usage = model = None
+    for chunk in chunks:
+        candidates = chunk.get("candidates")
+        candidate = candidates[0] if isinstance(candidates, list) and candidates and isinstance(candidates[0], dict) else {}
+        content = candidate.get("content")
+        for part in content.get("parts", ()) if isinstance(content, dict) and isinstance(content.get("parts"), list) else ():
+            if not isinstance(part, dict):
+                continue
+            previous = parts[-1] if parts else None
+            if previous is not None and set(part) == {"text"} and set(previous) == {"text"}:
+                parts[-1] = {"text": previous["text"] + part["text"]}
+            else:
+                parts.append(part)
+        finish = field(candidate, "finishReason") or finish
+        usage = field(chunk, "usageMetadata") or usage
+        model = field(chunk, "modelVersion") or model
+    message, _ = model_message(parts)
+    if isinstance(finish, str):
+        finish = "tool_calls" if finish == "STOP" and message.get("tool_calls") else FINISH_REASONS.get(finish, finish.lower())
+    prompt = field(usage, "promptTokenCount") if isinstance(usage, dict) else None
+    counted = {"prompt_tokens": prompt, "completion_tokens": field(usage, "candidatesTokenCount")} if isinstance(prompt, int) else None
+    return Response(message=message if parts else None, finish_reason=finish, usage=counted, status=status,
+                    model=model if isinstance(model, str) else None)
+
+
+def model_from_url(url: str) -> str | None:
+    """The model a generateContent URL names: …/models/gemini-2.5-pro:generateContent."""
+    _, found, rest = url.partition("/models/")
+    name = rest.split(":", 1)[0].split("?", 1)[0] if found else ""
+    return name or None

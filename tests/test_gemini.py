@@ -1,0 +1,110 @@
+"""Gemini generateContent bodies: read as the normalized shape, findings located in the contents sent."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+import yaml
+
+from conftest import FIXTURES, REAL_LOGS, needs_real_logs
+from ctxlint.ingest import read_inputs
+from ctxlint.ingest.responses import parse_response
+from helpers import code_lines, json_report, located_findings, write_records
+
+RULE_CASES = FIXTURES / "rules"
+CALL = {"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}}, "thoughtSignature": "SIG1"}
+ANSWER = {"functionResponse": {"name": "get_weather", "response": {"temperature": "12C"}}}
+QUESTION = {"role": "user", "parts": [{"text": "Weather in Oslo?"}]}
+
+
+def _write(tmp_path, records) -> str:
+    return write_records(tmp_path / "gemini.jsonl", records)
+
+
+def test_a_dropped_thought_signature_points_at_the_model_content():
+    report = json_report(str(RULE_CASES / "CTX004" / "fail_gemini3_thought_signature_dropped_in_tool_loop.jsonl"))
+    assert [(f["code"], f["line"], f["message_index"], f["pointer"]) for f in report["findings"]] == [("CTX004", 2, 1, "/contents/1")]
+    assert "comes back without the thought signatures the model returned for it" in report["findings"][0]["message"]
+
+
+def test_responses_without_their_calls_point_at_their_parts():
+    report = json_report(str(RULE_CASES / "CTX001" / "fail_gemini_function_call_turn_dropped.jsonl"))
+    assert [(f["code"], f["pointer"]) for f in report["findings"]] == [
+        ("CTX001", "/contents/1/parts/0"), ("CTX001", "/contents/1/parts/1"), ("CTX016", None)]
+
+
+def test_calls_without_ids_are_named_by_function_and_arguments_and_paired_in_order(tmp_path):
+    same = {"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}}}
+    log = _write(tmp_path, [{"model": "gemini-2.5-flash", "request": {"contents": [
+        QUESTION, {"role": "model", "parts": [same, same, {"functionCall": {"name": "get_time", "args": {}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "get_time", "response": {}}}, ANSWER, ANSWER, {"text": "Also, hurry."}]}]}}])
+    messages = read_inputs([log]).records[0].request["messages"]
+    ids = [call["id"] for call in messages[1]["tool_calls"]]
+    assert ids[0].startswith("get_weather:") and ids[1] == ids[0] + "#1" and ids[2].startswith("get_time:")
+    assert [(m["role"], m.get("tool_call_id")) for m in messages[2:]] == [("tool", ids[2]), ("tool", ids[0]), ("tool", ids[1]), ("user", None)]
+    assert messages[1]["tool_calls"][0]["function"]["arguments"] == '{"city":"Oslo"}'
+    assert json_report(log)["findings"] == []
+
+
+def test_an_unanswered_call_points_at_its_function_call_part(tmp_path):
+    two = {"role": "model", "parts": [CALL, {"functionCall": {"name": "get_weather", "args": {"city": "Rome"}}}]}
+    log = _write(tmp_path, [{"model": "gemini-3-pro-preview", "request": {"contents": [
+        QUESTION, two, {"role": "user", "parts": [ANSWER]}, {"role": "user", "parts": [{"text": "hurry"}]}]}}])
+    found = located_findings(json_report(log))
+    assert [(code, line, index, pointer) for code, line, index, pointer, _ in found] == [("CTX002", 1, 1, "/contents/1/parts/1/functionCall")]
+
+
+def test_snake_case_fields_and_the_model_from_the_logged_url(tmp_path):
+    log = _write(tmp_path, [{"request": {
+        "url": "https://generativelanguage.googleapis.com/v1beta/models/gemini-3-flash:generateContent",
+        "method": "POST", "body": {
+            "system_instruction": {"parts": [{"text": "Be brief."}]},
+            "contents": [QUESTION, {"role": "model", "parts": [{"function_call": {"name": "get_weather", "args": {"city": "Oslo"}}, "thought_signature": "S"}]},
+                         {"role": "user", "parts": [{"function_response": {"name": "get_weather", "response": {"t": "12C"}}}]}],
+            "tools": {"function_declarations": [{"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]}}}}])
+    record = read_inputs([log]).records[0]
+    assert record.model == "gemini-3-flash"
+    assert [m["role"] for m in record.request["messages"]] == ["system", "user", "assistant", "tool"]
+    assert record.request["tools"][0]["function"]["name"] == "get_weather"
+    assert json_report(log)["findings"] == []
+
+
+def test_a_streamed_reply_joins_its_text_and_keeps_the_signed_call():
+    chunks = [{"candidates": [{"content": {"role": "model", "parts": [{"text": "Let me "}]}}]},
+              {"candidates": [{"content": {"role": "model", "parts": [{"text": "check."}]}}]},
+              {"candidates": [{"content": {"role": "model", "parts": [CALL]}, "finishReason": "STOP"}],
+               "usageMetadata": {"promptTokenCount": 12, "candidatesTokenCount": 9}, "modelVersion": "gemini-3-flash"}]
+    for logged in ("".join(f"data: {orjson.dumps(chunk).decode()}\r\n\r\n" for chunk in chunks), orjson.dumps(chunks).decode()):
+        response = parse_response(logged)
+        assert response.message["content"] == "Let me check."
+        assert response.message["reasoning_details"] == [{"type": "thought_signature", "signature": "SIG1"}]
+        assert (response.finish_reason, response.usage["prompt_tokens"], response.model) == ("tool_calls", 12, "gemini-3-flash")
+
+
+@pytest.mark.parametrize(("reason", "finish"), [("STOP", "stop"), ("MAX_TOKENS", "length"), ("SAFETY", "content_filter")])
+def test_a_reply_says_how_it_ended_in_chat_completions_terms(reason, finish):
+    reply = {"candidates": [{"content": {"role": "model", "parts": [{"text": "Hi."}]}, "finishReason": reason}]}
+    assert parse_response(reply).finish_reason == finish
+
+
+def test_a_part_that_is_not_an_object_is_a_located_input_error(tmp_path):
+    report = json_report(_write(tmp_path, [{"request": {"contents": [{"role": "user", "parts": ["hi"]}]}}]))
+    assert [(f["code"], f["pointer"]) for f in report["findings"]] == [("CTX900", "/request/contents/0/parts/0")]
+
+
+@needs_real_logs
+def test_recorded_gemini_3_call_from_another_model_is_clean_and_a_planted_drop_is_found(tmp_path):
+    """pydantic-ai replays another model's call to Gemini 3 with Google's placeholder
+    signature; remove it, and CTX004 finds the open tool loop without a signature."""
+    cassette = REAL_LOGS / "pydantic-ai" / "test_thinking_with_tool_calls_from_other_model.yaml"
+    assert code_lines(json_report(str(cassette))) == []
+    data = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+    position = next(i for i, item in enumerate(data["interactions"]) if "generateContent" in item["request"]["uri"])
+    model_turn = data["interactions"][position]["request"]["parsed_body"]["contents"][1]
+    del model_turn["parts"][0]["thoughtSignature"]
+    planted = tmp_path / "planted.yaml"
+    planted.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    report = json_report(str(planted))
+    interactions = next(value for key, value in yaml.compose(planted.read_text(encoding="utf-8")).value if key.value == "interactions")
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [
+        ("CTX004", interactions.value[position].start_mark.line + 1, "/contents/1")]
