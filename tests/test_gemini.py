@@ -9,7 +9,7 @@ import yaml
 from conftest import FIXTURES, REAL_LOGS, needs_real_logs
 from ctxlint.ingest import read_inputs
 from ctxlint.ingest.responses import parse_response
-from helpers import code_lines, json_report, located_findings, write_records
+from helpers import code_lines, json_report, located_findings, run_cli, write_records
 
 RULE_CASES = FIXTURES / "rules"
 CALL = {"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}}, "thoughtSignature": "SIG1"}
@@ -108,3 +108,29 @@ def test_recorded_gemini_3_call_from_another_model_is_clean_and_a_planted_drop_i
     interactions = next(value for key, value in yaml.compose(planted.read_text(encoding="utf-8")).value if key.value == "interactions")
     assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [
         ("CTX004", interactions.value[position].start_mark.line + 1, "/contents/1")]
+
+
+def test_the_same_call_made_again_later_is_another_call_in_check_and_show(tmp_path):
+    """Polling a status with the same arguments: each call is its own, in the request that
+    carries it and in the reply that made it, so the send record lines them up."""
+    poll = {"functionCall": {"name": "get_status", "args": {}}}
+    question = {"role": "user", "parts": [{"text": "Wait for the job."}]}
+
+    def answer(state):
+        return {"role": "user", "parts": [{"functionResponse": {"name": "get_status", "response": {"state": state}}}]}
+
+    def reply(part):
+        return {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP"}]}
+
+    histories = [[question], [question, {"role": "model", "parts": [poll]}, answer("running")],
+                 [question, {"role": "model", "parts": [poll]}, answer("running"), {"role": "model", "parts": [poll]}, answer("done")]]
+    replies = [reply(poll), reply(poll), reply({"text": "Finished."})]
+    log = _write(tmp_path, [{"session_id": "p", "model": "gemini-2.5-flash", "request": {"contents": contents}, "response": answer_}
+                            for contents, answer_ in zip(histories, replies)])
+    records = read_inputs([log]).records
+    first, second = (record.response.message["tool_calls"][0]["id"] for record in records[:2])
+    assert second == first + "#1"
+    assert [m["tool_calls"][0]["id"] for m in records[2].request["messages"] if m.get("tool_calls")] == [first, second]
+    assert json_report(log)["findings"] == []
+    shown = orjson.loads(run_cli("show", log, "--session", "p", "--format", "json").stdout)
+    assert len(shown["messages"]) == 6  # question, two calls, two results, the final answer

@@ -9,7 +9,8 @@ the thought signatures its parts carry (kept whole) its reasoning; thought summa
 The REST API takes both camelCase and snake_case field names; so does this.
 
 A call the provider did not give an id is named by its function and arguments
-(`name:hash`, `#k` for the k-th same call of one turn), and the responses that follow
+(`name:hash`, `#k` for the k-th same call in the conversation, the reply's calls counted
+after the request's), and the responses that follow
 are paired with the preceding turn's calls by name, in order, as Gemini pairs them; a
 response left without a call keeps an id no call has, which CTX001 reports.
 """
@@ -17,6 +18,7 @@ response left without a call keeps an id no call has, which CTX001 reports.
 from __future__ import annotations
 
 from collections import defaultdict, deque
+from dataclasses import replace
 from typing import Any, Iterable
 
 import orjson
@@ -64,12 +66,13 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
         messages.append({"role": "system", "content": text})
         origins.append(Origin(None, pointer, content="", name="systemInstruction"))
     calls: dict[str, deque[str]] = {}  # the last model turn's call ids not yet answered, per function name
+    seen: dict[str, int] = {}  # how many calls without an id each name:hash has had so far
     for index, content in enumerate(body["contents"]):
         pointer = f"/contents/{index}"
         if not isinstance(content, dict) or not isinstance(content.get("parts"), list):
             raise BodyProblem(f"content {index} is not an object with a `parts` list", pointer)
         if content.get("role") == "model":
-            message, call_pointers = model_message(content["parts"], pointer)
+            message, call_pointers = model_message(content["parts"], pointer, seen)
             messages.append(message)
             origins.append(Origin(index, pointer, call_pointers, content="/parts", reasoning=pointer + "/parts"))
             calls = defaultdict(deque)
@@ -88,13 +91,14 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
     return request, SourceMap(tuple(origins), CALL_PARTS, reasoning="thought signatures")
 
 
-def model_message(parts: list[Any], pointer: str = "") -> tuple[dict[str, Any], tuple[str, ...]]:
-    """The assistant message of a model content, and the pointer of each call's part."""
+def model_message(parts: list[Any], pointer: str = "", seen: dict[str, int] | None = None) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The assistant message of a model content, and the pointer of each call's part;
+    `seen` counts the calls without an id met so far, per name:hash."""
     texts: list[str] = []
     signatures: list[dict[str, Any]] = []
     tool_calls: list[dict[str, Any]] = []
     call_pointers: list[str] = []
-    seen: dict[str, int] = {}
+    seen = {} if seen is None else seen
     for position, part in enumerate(parts):
         if not isinstance(part, dict):
             raise BodyProblem(f"{pointer}/parts/{position} is not a part (an object)", f"{pointer}/parts/{position}")
@@ -107,9 +111,7 @@ def model_message(parts: list[Any], pointer: str = "") -> tuple[dict[str, Any], 
             arguments = orjson.dumps(call.get("args", {}), option=orjson.OPT_SORT_KEYS).decode()
             call_id = call.get("id")
             if not isinstance(call_id, str) or not call_id:
-                base = f"{name}:{short_hash(arguments)[:8]}"
-                seen[base] = seen.get(base, -1) + 1
-                call_id = base if not seen[base] else f"{base}#{seen[base]}"
+                call_id = _unnamed_call_id(name, arguments, seen)
             tool_calls.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}})
             call_pointers.append(f"{pointer}/parts/{position}/{_key(part, 'functionCall')}")
         elif isinstance(part.get("text"), str) and not part.get("thought"):
@@ -120,6 +122,37 @@ def model_message(parts: list[Any], pointer: str = "") -> tuple[dict[str, Any], 
     if tool_calls:
         message["tool_calls"] = tool_calls
     return message, tuple(call_pointers)
+
+
+def _unnamed_call_id(name: Any, arguments: str, seen: dict[str, int]) -> str:
+    base = f"{name}:{short_hash(arguments)[:8]}"
+    count = seen.get(base, 0)
+    seen[base] = count + 1
+    return base if not count else f"{base}#{count}"
+
+
+def numbered_reply(messages: list[dict[str, Any]], response: Response | None) -> Response | None:
+    """The reply with its unnamed calls numbered after the request's own, as the next
+    request, carrying the reply as one more model content, will number them."""
+    calls = (response.message or {}).get("tool_calls") if response is not None else None
+    if not calls:
+        return response
+    seen: dict[str, int] = {}
+    for message in messages:
+        for call in message.get("tool_calls", ()) if message.get("role") == "assistant" else ():
+            _number(call, seen)
+    renamed = [dict(call) for call in calls]
+    for call in renamed:
+        _number(call, seen)
+    return replace(response, message={**response.message, "tool_calls": renamed})
+
+
+def _number(call: dict[str, Any], seen: dict[str, int]) -> None:
+    """Give an unnamed call (its id made from its name and arguments) its number in `seen`."""
+    function = call.get("function") or {}
+    base = f"{function.get('name')}:{short_hash(function.get('arguments'))[:8]}"
+    if str(call.get("id")).split("#", 1)[0] == base:
+        call["id"] = _unnamed_call_id(function.get("name"), function.get("arguments"), seen)
 
 
 def _user_messages(parts: list[Any], index: int, pointer: str, calls: dict[str, deque[str]]) -> Iterable[tuple[dict[str, Any], Origin]]:

@@ -224,6 +224,8 @@ def translated_record(api: Any, body: dict[str, Any], file: str, line: int, shap
     except BodyProblem as problem:
         return InputProblem(file, line, f"{api.NAME} body: {problem}", pointer_base + problem.pointer)
     INTERNER.intern(request["messages"])
+    if api is gemini:  # its reply's unnamed calls are numbered after the request's
+        fields["response"] = gemini.numbered_reply(request["messages"], fields.get("response"))
     return Record(file=file, line=line, shape=shape, request=request, source_map=source_map, **fields)
 
 
