@@ -176,3 +176,30 @@ def test_identity_text_folds_exactly_the_whitespace_a_regex_would():
         assert comparable_text(f"{space}a{space}{space}<think>x{space}</think>b{space}") == "a b"
         assert excerpt(f"a{space}{space}b") == "a b"
     assert comparable_text("a\u200bb") == "a\u200bb"  # a zero-width space is not whitespace to either
+
+
+# Bodies of the other APIs ctxlint normalizes (Anthropic Messages, OpenAI Responses, Gemini),
+# their parts drawn from their own vocabularies and from arbitrary JSON.
+_parts = st.lists(json_values | st.fixed_dictionaries({}, optional={
+    "text": st.text(max_size=10) | json_values, "thought": st.booleans(), "thoughtSignature": st.text(max_size=5) | json_values,
+    "functionCall": st.fixed_dictionaries({"name": st.sampled_from(["search", None]), "args": json_values}, optional={"id": ids}),
+    "functionResponse": st.fixed_dictionaries({"name": st.sampled_from(["search", "other"]), "response": json_values}, optional={"id": ids})}), max_size=4)
+gemini_bodies = st.fixed_dictionaries({"contents": st.lists(st.fixed_dictionaries({"role": st.sampled_from(["user", "model", None]), "parts": _parts | json_values}), max_size=4)},
+                                      optional={"systemInstruction": json_values | st.fixed_dictionaries({"parts": _parts}), "tools": json_values, "model": st.sampled_from(["gemini-3-pro", "gemini-2.5-flash"])})
+_items = st.lists(json_values | st.fixed_dictionaries({"type": st.sampled_from(["message", "reasoning", "function_call", "function_call_output", "custom_tool_call", "web_search_call", "item_reference"])}, optional={
+    "role": st.sampled_from(["user", "assistant", "developer", None]), "content": texts | json_values, "call_id": ids, "id": ids,
+    "name": st.sampled_from(["search", None]), "arguments": st.text(max_size=10) | json_values, "output": json_values, "encrypted_content": st.text(max_size=5)}), max_size=5)
+responses_bodies = st.fixed_dictionaries({"input": _items | st.text(max_size=10) | json_values}, optional={
+    "instructions": st.text(max_size=10) | json_values, "model": st.sampled_from(["gpt-5", "o3"]), "tools": json_values, "previous_response_id": st.none() | st.text(max_size=4)})
+_blocks = st.lists(json_values | st.fixed_dictionaries({"type": st.sampled_from(["text", "tool_use", "tool_result", "thinking", "redacted_thinking", "image"])}, optional={
+    "text": st.text(max_size=10), "id": ids, "tool_use_id": ids, "name": st.sampled_from(["search", None]), "input": json_values,
+    "content": texts | json_values, "thinking": st.text(max_size=10), "signature": st.text(max_size=5)}), max_size=4)
+anthropic_bodies = st.fixed_dictionaries({"system": st.text(max_size=10) | json_values, "messages": st.lists(st.fixed_dictionaries(
+    {"role": st.sampled_from(["user", "assistant", None])}, optional={"content": st.text(max_size=10) | _blocks | json_values}), max_size=4)},
+    optional={"model": st.sampled_from(["claude-sonnet-4-5", "claude-opus-4"]), "thinking": json_values, "max_tokens": json_values})
+
+
+@PROPERTY_SETTINGS
+@given(bodies=st.lists(st.tuples(gemini_bodies | responses_bodies | anthropic_bodies, responses | json_values, st.sampled_from(["s1", "s2", None])), max_size=5))
+def test_arbitrary_bodies_of_other_apis(tmp_path, bodies):
+    check_properties(tmp_path, [{"request": body, "response": reply, **({"session_id": key} if key else {})} for body, reply, key in bodies])

@@ -176,7 +176,7 @@ def _user_messages(parts: list[Any], index: int, pointer: str, calls: dict[str, 
         if waiting and answer.get("id") in waiting:
             waiting.remove(answer["id"])
         result = answer.get("response")
-        yield ({"role": "tool", "tool_call_id": call_id, "content": result if isinstance(result, str) else orjson.dumps(result).decode()},
+        yield ({"role": "tool", "tool_call_id": call_id, "content": result if isinstance(result, str) else orjson.dumps(result, option=orjson.OPT_SORT_KEYS).decode()},
                Origin(index, f"{pointer}/parts/{position}", content="/" + _key(part, "functionResponse")))
     if run:
         yield _user(run), Origin(index, pointer, content="/parts")
@@ -200,7 +200,7 @@ def _tools(tools: list[Any]) -> Iterable[Any]:
             if isinstance(declaration, dict):
                 schema = declaration.get("parameters", field(declaration, "parametersJsonSchema"))
                 yield {"type": "function", "function": {"name": declaration.get("name"), "description": declaration.get("description"), "parameters": schema}}
-        for kind in tool:
+        for kind in sorted(tool):  # an object's keys have no order to keep
             if kind not in ("functionDeclarations", "function_declarations"):
                 yield {"type": kind}
 
