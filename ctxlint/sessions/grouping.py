@@ -123,9 +123,22 @@ class Thread:
     def after(cls, part: int, turn: Turn, interned: dict[str, str]) -> "Thread":
         newest = next((identity for identity in reversed(turn.identities) if identity[0] not in STEERING_ROLES), None)
         opening = next((identity for identity in turn.identities if identity[0] not in STEERING_ROLES), None)
-        # sessions of one app share their prompt and model: one copy of each
-        prompt, model = (None if text is None else interned.setdefault(text, text) for text in (agent_prompt(turn.record.messages), turn.record.model))
+        prompt, model = (_shared(text, interned) for text in (agent_prompt(turn.record.messages), turn.record.model))
         return cls(part, turn.record.file, prompt, model, frozenset({turn.response_identity(), newest} - {None}), opening)
+
+
+INTERNED_TEXTS = 4096
+
+
+def _shared(text: str | None, interned: dict[str, str]) -> str | None:
+    """One copy of a text the sessions of one app share (their prompt, their model). A log
+    whose prompts change with every request (a clock in them) must not fill the table:
+    past its size it starts again."""
+    if text is None:
+        return None
+    if len(interned) >= INTERNED_TEXTS:
+        interned.clear()
+    return interned.setdefault(text, text)
 
 
 def agent_prompt(messages: list) -> str | None:
