@@ -21,7 +21,7 @@ from ctxlint.chat import REASONING_FIELDS, ReasoningSeen, last_user_index, messa
 from ctxlint.ingest.record import InputProblem, Record
 from ctxlint.profiles import Profile, ProfileBook, passback_required
 from ctxlint.rules.base import NO_CHAIN, Finding, Rule, Violation
-from ctxlint.sessions.grouping import SessionAssembler, Thread, part_name, remember, route
+from ctxlint.sessions.grouping import SessionAssembler, Thread, part_name, route
 from ctxlint.sessions.history import Transition, align
 from ctxlint.sessions.model import Session, Turn, make_turn
 from ctxlint.spill import Spill
@@ -174,7 +174,7 @@ class SessionCheck:
     the reasoning ledger, the replies that were cut off, the defects reported."""
 
     __slots__ = ("summary", "first_line", "opening", "previous", "ledger", "reported", "judged", "pending", "settings", "fingerprint_base",
-                 "cut_off")
+                 "cut_off", "thread")
 
     def __init__(self, session_id: str, file: str, explicit_key: bool, first: int) -> None:
         self.summary = SessionSummary(session_id, file, explicit_key, first)
@@ -191,6 +191,7 @@ class SessionCheck:
         self.settings: str | None = None  # settings_digest of the previous request
         self.fingerprint_base: str | None = None
         self.cut_off: frozenset[tuple] = frozenset()  # identities of replies the session got cut off (finish_reason length)
+        self.thread: Thread | None = None  # what routing the key's next request needs (grouping.route); keyed sessions only
 
     @property
     def id(self) -> str:
@@ -504,7 +505,9 @@ class Engine:
         # Only the sessions active most recently stay awake; memory follows the sessions
         # open at once, not the length of the log.
         awake: OrderedDict[tuple[str, bool, int], SessionCheck] = OrderedDict()
-        threads: dict[tuple[str, bool], list[Thread]] = {}  # per session key, its conversations (grouping.route)
+        # Keys with more than one conversation: their parts, most recently used last. The
+        # threads themselves stay with their sessions (and sleep with them).
+        parts_of: dict[tuple[str, bool], list[int]] = {}
         interned: dict[str, str] = {}
         tally = Tally() if share is not None else Tally(sessions=SummaryShelf(spill))
         turn_rules, log = self._split(("request", "session", "log"))
@@ -512,7 +515,7 @@ class Engine:
             key = assembler.session_of(record)
             if share is not None and not share.checks(key):
                 continue
-            part = route(threads.setdefault(key, []), record) if key[1] else 1
+            part = self._part(key, record, sessions, parts_of, spill) if key[1] else 1
             place = (*key, part)
             session = sessions.get(place)
             if isinstance(session, Dormant):
@@ -522,7 +525,7 @@ class Engine:
             sessions[place] = session
             self.check_turn(session, record, tally, turn_rules, log)
             if key[1]:
-                remember(threads[key], session.previous, part, interned)
+                session.thread = Thread.after(part, session.previous, interned)
             awake.pop(place, None)
             awake[place] = session
             if len(awake) > HOT_SESSIONS:
@@ -536,6 +539,26 @@ class Engine:
             if share is None:
                 self.judge_log(tally)
         return tally
+
+    @staticmethod
+    def _part(key: tuple[str, bool], record: Record, sessions: dict, parts_of: dict[tuple[str, bool], list[int]], spill: Spill) -> int:
+        """The part of its key a keyed record goes to (grouping.route), its key's sessions
+        woken to read their threads; a key that gains a second part has its parts listed."""
+        known = parts_of.get(key) or ([1] if (*key, 1) in sessions else [])
+        threads, woken = [], []
+        for part in known:
+            session = sessions[(*key, part)]
+            if isinstance(session, Dormant):
+                session = sessions[(*key, part)] = session.wake(spill)
+                woken.append(part)
+            threads.append(session.thread)
+        chosen = route(threads, record)
+        for part in woken:
+            if part != chosen:  # back to sleep: only the chosen one is checked now
+                sessions[(*key, part)] = Dormant(sessions[(*key, part)], spill)
+        if chosen != 1 or key in parts_of:
+            parts_of[key] = [part for part in known if part != chosen] + [chosen]
+        return chosen
 
     def judge_log(self, tally: Tally) -> None:
         """The log-scope rules' verdicts on the shards in the tally (one from each process

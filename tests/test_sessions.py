@@ -125,3 +125,36 @@ def test_other_agents_conversations_under_one_key_are_parts_of_it_in_check_show_
     assert [(s["id"], s["requests"]) for s in report["sessions"]] == [("trip-7", 3), ("trip-7#2", 2), ("trip-7#3", 1)]
     sessions = build_sessions(read_inputs([case]).records)
     assert [(s.id, [t.record.line for t in s.turns]) for s in sessions] == [("trip-7", [1, 5, 6]), ("trip-7#2", [2, 3]), ("trip-7#3", [4])]
+
+
+def test_conversations_of_many_keys_interleaved_past_the_awake_sessions_group_as_show_does(tmp_path):
+    """More keys than stay awake (their sessions sleep in the spill, threads and all), each
+    with a sub-agent and a summarizer beside the main conversation, interleaved: the stream
+    groups them as show and stats do, finds nothing, and --jobs 2 says the same."""
+    import random
+
+    import orjson
+    from conftest import FIXTURES
+    from helpers import json_report
+
+    from ctxlint.engine import HOT_SESSIONS
+    from ctxlint.ingest import read_inputs
+
+    case = FIXTURES / "rules" / "CTX016" / "pass_subagent_and_summarizer_calls_under_the_session_key.jsonl"
+    script = [orjson.loads(line) for line in case.read_bytes().splitlines()]
+    pending = {key: [{**record, "session_id": f"trip-{key}"} for record in script] for key in range(HOT_SESSIONS + 50)}
+    shuffle = random.Random(7)
+    lines = []
+    while pending:
+        key = shuffle.choice(sorted(pending))
+        lines.append(orjson.dumps(pending[key].pop(0)))
+        if not pending[key]:
+            del pending[key]
+    log = tmp_path / "many.jsonl"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    report = json_report(str(log))
+    assert report["findings"] == []
+    built = sorted((s.id, len(s.turns)) for s in build_sessions(read_inputs([str(log)]).records))
+    assert sorted((s["id"], s["requests"]) for s in report["sessions"]) == built
+    assert len(built) == 3 * (HOT_SESSIONS + 50)
+    assert json_report(str(log), "--jobs", "2") == report

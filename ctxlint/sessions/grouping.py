@@ -116,15 +116,18 @@ class Thread:
     file: str
     prompt: str | None
     model: str | None
-    goes_on: frozenset[tuple]
-    opening: tuple | None
+    # identities as hash() ints: a key's conversations stay known for the whole log, so
+    # each keeps a few machine words, not the messages' identity tuples
+    goes_on: tuple[int, ...]
+    opening: int | None
 
     @classmethod
     def after(cls, part: int, turn: Turn, interned: dict[str, str]) -> "Thread":
         newest = next((identity for identity in reversed(turn.identities) if identity[0] not in STEERING_ROLES), None)
         opening = next((identity for identity in turn.identities if identity[0] not in STEERING_ROLES), None)
         prompt, model = (_shared(text, interned) for text in (agent_prompt(turn.record.messages), turn.record.model))
-        return cls(part, turn.record.file, prompt, model, frozenset({turn.response_identity(), newest} - {None}), opening)
+        goes_on = tuple(hash(identity) for identity in (turn.response_identity(), newest) if identity is not None)
+        return cls(part, turn.record.file, prompt, model, goes_on, None if opening is None else hash(opening))
 
 
 INTERNED_TEXTS = 4096
@@ -186,7 +189,7 @@ def _gone_on_from(threads: list[Thread], record: Record) -> Thread | None:
     if not threads:
         return None
     for message in reversed(record.messages):
-        identity = message_identity(message)
+        identity = hash(message_identity(message))
         for thread in reversed(threads):
             if identity in thread.goes_on or (identity == thread.opening and thread.file == record.file):
                 return thread
