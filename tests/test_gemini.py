@@ -134,3 +134,11 @@ def test_the_same_call_made_again_later_is_another_call_in_check_and_show(tmp_pa
     assert json_report(log)["findings"] == []
     shown = orjson.loads(run_cli("show", log, "--session", "p", "--format", "json").stdout)
     assert len(shown["messages"]) == 6  # question, two calls, two results, the final answer
+
+
+def test_gemini_refusing_a_dropped_signature_is_a_thinking_error(tmp_path):
+    error = {"error": {"code": 400, "status": "INVALID_ARGUMENT",
+                       "message": "Function call is missing a thought_signature in functionCall parts."}}
+    log = _write(tmp_path, [{"model": "gemini-3-pro-preview", "request": {"contents": [QUESTION]}, "response": error, "status": 400}])
+    findings = json_report(log)["findings"]
+    assert [(f["code"], f["evidence"]["class"]) for f in findings] == [("CTX022", "thinking/reasoning")]

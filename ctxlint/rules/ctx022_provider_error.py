@@ -10,7 +10,7 @@ from ctxlint.rules.ctx006_context_window_exceeded import CONTEXT_LENGTH_ERROR
 # (class, pattern over the error text); the first match names the class.
 ERROR_CLASSES = (
     ("context length", CONTEXT_LENGTH_ERROR),
-    ("thinking/reasoning", re.compile(r"reasoning|thinking|思考", re.IGNORECASE)),
+    ("thinking/reasoning", re.compile(r"reasoning|thinking|thought|思考", re.IGNORECASE)),
     ("message order", re.compile(r"tool_call_id|tool_calls|tool_use|tool_result|tool output|function_call|must be followed|preceding|role|alternat|consecutive|order", re.IGNORECASE)),
     ("rate limit", re.compile(r"rate.?limit|too many requests|quota|throttl|限流", re.IGNORECASE)),
     ("auth", re.compile(r"api.?key|unauthori|forbidden|authentication|permission|invalid token", re.IGNORECASE)),
