@@ -38,6 +38,11 @@ def text_of(content: Any) -> str:
     return ""
 
 
+def str_or_none(value: Any) -> str | None:
+    """A logged value where a string belongs: itself, or None when it is anything else."""
+    return value if isinstance(value, str) else None
+
+
 def similar(first: str, second: str) -> bool:
     """Whether one text reads as an edit of the other (a refreshed system prompt, a user
     message corrected and resent)."""

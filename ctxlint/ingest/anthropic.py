@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 import orjson
 
-from ctxlint.chat import text_of
+from ctxlint.chat import str_or_none, text_of
 from ctxlint.ingest.record import Response
 from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap
 
@@ -158,10 +158,10 @@ def parse_message(body: dict[str, Any], status: int | None = None) -> Response:
     try:
         message, _ = assistant_message(body["content"])
     except BodyProblem:
-        return Response(status=status, model=_str(body.get("model")))
-    reason = _str(body.get("stop_reason"))
+        return Response(status=status, model=str_or_none(body.get("model")))
+    reason = str_or_none(body.get("stop_reason"))
     return Response(message=message, finish_reason=FINISH_REASONS.get(reason, reason) if reason else None,
-                    usage=usage(body.get("usage")), status=status, model=_str(body.get("model")))
+                    usage=usage(body.get("usage")), status=status, model=str_or_none(body.get("model")))
 
 
 def usage(raw: Any) -> dict[str, Any] | None:
@@ -225,7 +225,3 @@ def _grow(block: dict[str, Any], delta: dict[str, Any], inputs: list[str]) -> No
         block["signature"] = (block.get("signature") or "") + str(delta.get("signature") or "")
     elif kind == "input_json_delta":
         inputs.append(str(delta.get("partial_json") or ""))
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None

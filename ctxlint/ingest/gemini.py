@@ -23,7 +23,7 @@ from typing import Any, Iterable
 
 import orjson
 
-from ctxlint.chat import short_hash, text_of
+from ctxlint.chat import short_hash, str_or_none, text_of
 from ctxlint.ingest.record import Response
 from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap
 
@@ -245,7 +245,7 @@ def assemble_events(chunks: list[dict[str, Any]], status: int | None = None) -> 
     prompt = field(usage, "promptTokenCount") if isinstance(usage, dict) else None
     counted = {"prompt_tokens": prompt, "completion_tokens": field(usage, "candidatesTokenCount")} if isinstance(prompt, int) else None
     return Response(message=message if parts else None, finish_reason=finish, usage=counted, status=status,
-                    model=model if isinstance(model, str) else None)
+                    model=str_or_none(model))
 
 
 def model_from_url(url: str) -> str | None:

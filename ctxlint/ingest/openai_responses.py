@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxlint.chat import text_of
+from ctxlint.chat import str_or_none, text_of
 from ctxlint.ingest.record import Response
 from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap
 
@@ -213,7 +213,7 @@ def parse_response_object(body: dict[str, Any], status: int | None = None) -> Re
     """The Response of a Responses API reply: its output items as one assistant message."""
     if isinstance(body.get("error"), dict):
         error = body["error"]
-        return Response(error={key: error.get(key) for key in ("message", "type", "code") if key in error}, status=status, model=_str(body.get("model")))
+        return Response(error={key: error.get(key) for key in ("message", "type", "code") if key in error}, status=status, model=str_or_none(body.get("model")))
     turn = _Turn()
     for index, item in enumerate(body["output"]):
         try:
@@ -229,7 +229,7 @@ def parse_response_object(body: dict[str, Any], status: int | None = None) -> Re
     else:
         finish = "tool_calls" if message.get("tool_calls") else "stop"
     usage = body.get("usage") if isinstance(body.get("usage"), dict) else None
-    return Response(message=message, finish_reason=finish, usage=usage, status=status, model=_str(body.get("model")))
+    return Response(message=message, finish_reason=finish, usage=usage, status=status, model=str_or_none(body.get("model")))
 
 
 def is_event_stream(chunks: list[dict[str, Any]]) -> bool:
@@ -245,7 +245,3 @@ def assemble_events(events: list[dict[str, Any]], status: int | None = None) -> 
             return Response(error={key: event.get(key) for key in ("message", "code") if key in event}, status=status)
     done = [event["item"] for event in events if event.get("type") == "response.output_item.done" and isinstance(event.get("item"), dict)]
     return parse_response_object({"output": done}, status)  # a stream cut before its end: what finished
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None

@@ -6,7 +6,7 @@ from typing import Any, Iterable
 
 import orjson
 
-from ctxlint.chat import REASONING_FIELDS
+from ctxlint.chat import REASONING_FIELDS, str_or_none
 from ctxlint.ingest import anthropic, gemini, openai_responses
 from ctxlint.ingest.record import Response
 
@@ -33,7 +33,7 @@ def parse_response(body: Any, status: int | None = None) -> Response | None:
     if not isinstance(body, dict):
         return Response(status=status)
     if isinstance(body.get("error"), (dict, str)) or (status is not None and status >= 400):
-        return Response(error=_error_of(body), status=status, model=_str(body.get("model")))
+        return Response(error=_error_of(body), status=status, model=str_or_none(body.get("model")))
     if anthropic.is_message_body(body):
         return anthropic.parse_message(body, status)
     if openai_responses.is_response_body(body):
@@ -47,15 +47,12 @@ def parse_response(body: Any, status: int | None = None) -> Response | None:
     message = choice.get("message")
     return Response(
         message=message if isinstance(message, dict) else None,
-        finish_reason=_str(choice.get("finish_reason")),
+        finish_reason=str_or_none(choice.get("finish_reason")),
         usage=body.get("usage") if isinstance(body.get("usage"), dict) else None,
         status=status,
-        model=_str(body.get("model")),
+        model=str_or_none(body.get("model")),
     )
 
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def _error_of(body: dict[str, Any]) -> dict[str, Any]:
@@ -100,7 +97,7 @@ def assemble_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> 
     for chunk in chunks:
         if isinstance(chunk.get("error"), (dict, str)):
             error = _error_of(chunk)
-        model = _str(chunk.get("model")) or model
+        model = str_or_none(chunk.get("model")) or model
         if isinstance(chunk.get("usage"), dict):
             usage = chunk["usage"]
         choices = chunk.get("choices")
@@ -109,7 +106,7 @@ def assemble_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> 
         for choice in choices:
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:
                 continue
-            finish_reason = _str(choice.get("finish_reason")) or finish_reason
+            finish_reason = str_or_none(choice.get("finish_reason")) or finish_reason
             delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else choice.get("message")
             if not isinstance(delta, dict):
                 continue
