@@ -70,10 +70,11 @@ def test_a_request_that_continues_a_stored_response_is_skipped_with_its_reason(t
     log = _write(tmp_path, [
         {"request": {"model": MODEL, "previous_response_id": "resp_1", "input": [{"role": "user", "content": "more"}]}},
         {"request": {"model": MODEL, "input": [{"type": "item_reference", "id": "msg_1"}, {"role": "user", "content": "more"}]}},
+        {"request": {"model": MODEL, "conversation": "conv_1", "input": [{"role": "user", "content": "more"}]}},
     ])
     report = json_report(log)
     assert report["findings"] == [] and report["summary"]["records"] == 0
-    assert list(report["summary"]["skipped"].values()) == [2]
+    assert list(report["summary"]["skipped"].values()) == [3]
     assert "previous_response_id" in next(iter(report["summary"]["skipped"]))
 
 
