@@ -135,3 +135,17 @@ def test_a_bare_request_with_its_reply_beside_the_messages_is_read_whole(tmp_pat
     assert "response" not in record.request and record.response.finish_reason == "tool_calls"
     report = json_report(str(log))
     assert [(f["code"], f["line"], f["evidence"].get("seen_in")) for f in report["findings"]] == [("CTX004", 2, "turn 1 response")]
+
+
+def test_a_request_in_a_context_the_provider_holds_is_skipped_with_its_reason(tmp_path):
+    """Volcengine's Context API keeps the conversation: each request sends its new messages
+    and a context_id. Read as a history, every turn would look like one that lost it."""
+    import orjson
+
+    lines = [{"session_id": "d", "request": {"model": "doubao-seed-1-6-250615", "context_id": "ctx-2025", "messages": [{"role": "user", "content": text}]}}
+             for text in ("Hello!", "And tomorrow?")]
+    log = tmp_path / "context.jsonl"
+    log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    report = json_report(str(log))
+    assert report["findings"] == [] and report["summary"]["records"] == 0
+    assert list(report["summary"]["skipped"].values()) == [2] and "context_id" in next(iter(report["summary"]["skipped"]))

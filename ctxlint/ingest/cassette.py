@@ -15,7 +15,7 @@ from ctxlint.ingest.record import InputProblem, Record, Skipped
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import schema_problem
 from ctxlint.ingest import anthropic, gemini, openai_responses
-from ctxlint.ingest.shapes import closest_shape_hint, is_anthropic_body, translated_record
+from ctxlint.ingest.shapes import closest_shape_hint, history_held_by_provider, is_anthropic_body, translated_record
 from ctxlint.ingest.sources import Source
 
 # Endpoints that are not chat-completions, and the reason a skip names.
@@ -141,8 +141,9 @@ def read_cassette(source: Source, session_key: str | None = None) -> Iterator[Re
         if not isinstance(body, dict):
             yield InputProblem(path, line, f"{api} interaction {index} has a request body that is not a JSON object")
             continue
-        if kind == openai_responses.NAME and openai_responses.continues_stored_response(body):
-            yield Skipped(path, line, openai_responses.STORED)
+        held = history_held_by_provider(body, kind == openai_responses.NAME)
+        if held is not None:
+            yield Skipped(path, line, held)
             continue
         if "messages" not in body and kind not in (openai_responses.NAME, gemini.NAME):
             yield InputProblem(path, line, f"{api} interaction {index}: {closest_shape_hint(body)}")

@@ -202,9 +202,10 @@ def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, reus
         return InputProblem(file, line, f"request body is {_described(body)}, not an object", pointer_base or "/")
     if is_anthropic_body(body, reused):
         return translated_record(anthropic, body, file, line, shape, pointer_base, **fields)
+    held = history_held_by_provider(body, openai_responses.is_responses_body(body))
+    if held is not None:
+        return Skipped(file, line, held)
     if openai_responses.is_responses_body(body):
-        if openai_responses.continues_stored_response(body):
-            return Skipped(file, line, openai_responses.STORED)
         return translated_record(openai_responses, body, file, line, shape, pointer_base, **fields)
     if gemini.is_gemini_body(body):
         return translated_record(gemini, body, file, line, shape, pointer_base, **fields)
@@ -214,6 +215,21 @@ def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, reus
     if problem is not None:
         return problem
     return Record(file=file, line=line, shape=shape, request=body, **fields)
+
+
+CONTEXT_HELD = ("not linted: a request in a context the provider holds (Volcengine's Context API, context_id), "
+                "which carries only its new messages")
+
+
+def history_held_by_provider(body: dict[str, Any], responses: bool) -> str | None:
+    """Why a request carries only its new input, the provider holding the history it goes
+    on from (there is no session to rebuild from it), or None when it carries its history.
+    `responses`: the body is a Responses API one."""
+    if responses and openai_responses.continues_stored_response(body):
+        return openai_responses.STORED
+    if "messages" in body and isinstance(body.get("context_id"), str) and body["context_id"]:
+        return CONTEXT_HELD
+    return None
 
 
 def translated_record(api: Any, body: dict[str, Any], file: str, line: int, shape: str, pointer_base: str, **fields: Any) -> Record | InputProblem:
