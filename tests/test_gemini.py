@@ -142,3 +142,18 @@ def test_gemini_refusing_a_dropped_signature_is_a_thinking_error(tmp_path):
     log = _write(tmp_path, [{"model": "gemini-3-pro-preview", "request": {"contents": [QUESTION]}, "response": error, "status": 400}])
     findings = json_report(log)["findings"]
     assert [(f["code"], f["evidence"]["class"]) for f in findings] == [("CTX022", "thinking/reasoning")]
+
+
+def test_openapi_style_parameters_are_read_as_json_schema(tmp_path):
+    """Gemini declares types in upper case and null by `nullable`: arguments are judged
+    against what the declaration means (CTX013), a null for a nullable one is not broken."""
+    tools = [{"functionDeclarations": [{"name": "get_weather", "parameters": {
+        "type": "OBJECT", "properties": {"city": {"type": "STRING"}, "unit": {"type": "STRING", "nullable": True}}, "required": ["city"]}}]}]
+
+    def call(args):
+        return {"model": "gemini-2.5-flash", "request": {"tools": tools, "contents": [
+            QUESTION, {"role": "model", "parts": [{"functionCall": {"name": "get_weather", "args": args}}]},
+            {"role": "user", "parts": [ANSWER]}]}}
+
+    log = _write(tmp_path, [call({"city": "Oslo", "unit": None}), call({"town": "Oslo"})])
+    assert code_lines(json_report(log)) == [("CTX013", 2)]

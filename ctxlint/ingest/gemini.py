@@ -198,11 +198,26 @@ def _tools(tools: list[Any]) -> Iterable[Any]:
         declarations = field(tool, "functionDeclarations")
         for declaration in declarations if isinstance(declarations, list) else ():
             if isinstance(declaration, dict):
-                schema = declaration.get("parameters", field(declaration, "parametersJsonSchema"))
+                schema = _as_json_schema(declaration["parameters"]) if "parameters" in declaration else field(declaration, "parametersJsonSchema")
                 yield {"type": "function", "function": {"name": declaration.get("name"), "description": declaration.get("description"), "parameters": schema}}
         for kind in sorted(tool):  # an object's keys have no order to keep
             if kind not in ("functionDeclarations", "function_declarations"):
                 yield {"type": kind}
+
+
+def _as_json_schema(schema: Any) -> Any:
+    """Gemini's OpenAPI-style `parameters` as JSON Schema: its types are upper case
+    (`OBJECT`, `STRING`) and null is allowed by `nullable`, which JSON Schema does not know."""
+    if isinstance(schema, list):
+        return [_as_json_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    converted = {key: _as_json_schema(value) for key, value in schema.items()}
+    if isinstance(schema.get("type"), str):
+        converted["type"] = schema["type"].lower()
+        if schema.get("nullable") is True:  # OpenAPI's way of saying null is allowed too
+            converted["type"] = [converted["type"], "null"]
+    return converted
 
 
 def is_response_body(body: Any) -> bool:
