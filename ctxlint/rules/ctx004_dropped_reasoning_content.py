@@ -60,7 +60,7 @@ class DroppedReasoningContent(Rule):
     name = "dropped-reasoning-content"
     severity = "error"
     needs = ("thinking_profile",)
-    remediation = "Store the assistant message whole (reasoning_content / reasoning / reasoning_details included) and send it back unchanged."
+    remediation = "Store the assistant message whole, as the reply carried it (reasoning_content / reasoning / reasoning_details, thinking blocks, reasoning items, thought signatures), and send it back unchanged."
 
     def check(self, ctx) -> Iterable[Violation]:
         if ctx.thinking is False or not ctx.profile.passback:
