@@ -157,3 +157,12 @@ def test_openapi_style_parameters_are_read_as_json_schema(tmp_path):
 
     log = _write(tmp_path, [call({"city": "Oslo", "unit": None}), call({"town": "Oslo"})])
     assert code_lines(json_report(log)) == [("CTX013", 2)]
+
+
+def test_a_request_on_cached_content_is_skipped_with_its_reason(tmp_path):
+    """The cache holds the conversation's start (system instruction, first contents): read
+    as a history, the request would look like one that lost them."""
+    log = _write(tmp_path, [{"model": "gemini-2.5-pro", "request": {"cachedContent": "cachedContents/abc", "contents": [QUESTION]}}])
+    report = json_report(log)
+    assert report["findings"] == [] and report["summary"]["records"] == 0
+    assert "cachedContent" in next(iter(report["summary"]["skipped"]))

@@ -219,6 +219,8 @@ def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, reus
 
 CONTEXT_HELD = ("not linted: a request in a context the provider holds (Volcengine's Context API, context_id), "
                 "which carries only its new messages")
+CACHE_HELD = ("not linted: a Gemini request on a cached content (cachedContent), which holds the start of its "
+              "conversation")
 
 
 def history_held_by_provider(body: dict[str, Any], responses: bool) -> str | None:
@@ -229,6 +231,8 @@ def history_held_by_provider(body: dict[str, Any], responses: bool) -> str | Non
         return openai_responses.STORED
     if "messages" in body and isinstance(body.get("context_id"), str) and body["context_id"]:
         return CONTEXT_HELD
+    if gemini.is_gemini_body(body) and gemini.field(body, "cachedContent"):
+        return CACHE_HELD
     return None
 
 
