@@ -10,7 +10,7 @@ from typing import Any, Iterable
 from ctxlint.config import Config, PerFileIgnore
 
 from ctxlint.engine import Engine, LintOptions, LintResult, Tally, problem_findings
-from ctxlint.ingest import Ingested, Item, Misrouted, Share, as_item, collect, infers_everywhere, read_inputs, sort_items, stream_inputs
+from ctxlint.ingest import Ingested, Item, Misrouted, Share, as_item, collect, infers_everywhere, read_inputs, readable_records, sort_items, stream_inputs
 from ctxlint.ingest.jsonl import parse_line
 from ctxlint.profiles import ProfileBook
 from ctxlint.progress import NoProgress
@@ -73,7 +73,7 @@ def _engine(options: CheckOptions) -> tuple[Engine, list[str]]:
 def build_report(ingested: Ingested, options: CheckOptions) -> Report:
     """The report over records already read and held (views, lint())."""
     engine, codes = _engine(options)
-    sessions = build_sessions(ingested.records)
+    sessions = build_sessions(readable_records(ingested))
     return _report(engine.run(sessions), ingested, options, engine, codes, conversations=sessions)
 
 
@@ -82,7 +82,9 @@ def stream_report(paths: list[str], options: CheckOptions, progress: NoProgress 
     engine, codes = _engine(options)
     ingested = Ingested()
     records = sort_items(stream_inputs(paths, ingested, options.session_key, options.input_format, progress), ingested)
-    return _report(engine.result(engine.check_stream(records)), ingested, options, engine, codes)
+    tally = engine.check_stream(records)
+    ingested.record_count -= tally.unplaced
+    return _report(engine.result(tally), ingested, options, engine, codes)
 
 
 _SHARED_RUN: tuple[list[str], CheckOptions, bool] | None = None
@@ -131,7 +133,7 @@ def _report(result: LintResult, ingested: Ingested, options: CheckOptions, engin
             conversations: list[Session] | None = None) -> Report:
     findings = list(result.findings)
     if "CTX900" in codes:
-        findings += problem_findings(ingested.problems, RULES["CTX900"](), engine)
+        findings += problem_findings(ingested.problems + result.problems, RULES["CTX900"](), engine)
         findings.sort(key=Finding.sort_key)
     findings, ignored = per_file.apply(findings, options.per_file_ignores, options.config_root or Path.cwd())
     suppressed = {"per-file-ignores": ignored} if ignored else {}

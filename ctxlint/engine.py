@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator
 import orjson
 
 from ctxlint.chat import REASONING_FIELDS, ReasoningSeen, last_user_index, message_identity, role_of, short_hash
-from ctxlint.ingest.record import InputProblem, Record
+from ctxlint.ingest.record import TOO_DEEP, InputProblem, Record, nested_too_deep
 from ctxlint.profiles import Profile, ProfileBook, passback_required
 from ctxlint.rules.base import NO_CHAIN, Finding, Rule, Violation
 from ctxlint.sessions.grouping import SessionAssembler, Thread, part_name, route
@@ -344,6 +344,7 @@ class LintResult:
     findings: list[Finding]
     sessions: list[SessionSummary] | SummaryShelf
     coverage: dict[str, dict[str, Any]]
+    problems: list[InputProblem] = field(default_factory=list)  # records that could not be checked (CTX900)
 
 
 @dataclass(slots=True)
@@ -358,9 +359,13 @@ class Tally:
     unjudged: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
     caveats: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
     shards: dict[str, list[Any]] = field(default_factory=lambda: defaultdict(list))
+    problems: list[InputProblem] = field(default_factory=list)  # records that could not be checked
+    unplaced: int = 0  # of those, read as records but in no session
 
     def merge(self, other: "Tally") -> None:
         self.findings += other.findings
+        self.problems += other.problems
+        self.unplaced += other.unplaced
         self.sessions += other.sessions
         self.judged.update(other.judged)
         for code, shards in other.shards.items():
@@ -467,6 +472,26 @@ class Engine:
         session.judged = judged
         session.settings = ctx.settings
 
+    def check_record(self, session: SessionCheck, record: Record, tally: Tally, rules: list[Rule], log: "LogCheck | None") -> None:
+        """check_turn, except that a record nested past what can be hashed or walked is a
+        located problem (CTX900) and the log goes on."""
+        turns = len(session.summary)
+        try:
+            self.check_turn(session, record, tally, rules, log)
+        except (RecursionError, TypeError) as error:
+            self._unreadable(record, error, tally, True, placed=len(session.summary) > turns)
+
+    @staticmethod
+    def _unreadable(record: Record, error: BaseException, tally: Tally, report: bool, placed: bool = False) -> None:
+        """A record nested too deep to hash or walk is a located problem (CTX900), and the
+        log goes on; any other error is a bug, and is raised. `placed`: the record is a turn
+        of its session all the same (it failed after being counted there)."""
+        if not nested_too_deep(error):
+            raise error
+        if report:
+            tally.problems.append(InputProblem(record.file, record.line, TOO_DEEP))
+            tally.unplaced += not placed
+
     def _plan(self, rules: list[Rule]) -> list[tuple[Rule, int, bool, bool]]:
         """Per rule: its bit, whether to ask it cannot_judge, whether to ask it caveat."""
         key = tuple(rule.code for rule in rules)
@@ -512,10 +537,14 @@ class Engine:
         tally = Tally() if share is not None else Tally(sessions=SummaryShelf(spill))
         turn_rules, log = self._split(("request", "session", "log"))
         for record in records:
-            key = assembler.session_of(record)
-            if share is not None and not share.checks(key):
+            try:
+                key = assembler.session_of(record)
+                if share is not None and not share.checks(key):
+                    continue
+                part = self._part(key, record, sessions, parts_of, spill) if key[1] else 1
+            except (RecursionError, TypeError) as error:  # reported once: by worker 0, which reads every keyless line
+                self._unreadable(record, error, tally, share is None or share.index == 0)
                 continue
-            part = self._part(key, record, sessions, parts_of, spill) if key[1] else 1
             place = (*key, part)
             session = sessions.get(place)
             if isinstance(session, Dormant):
@@ -523,8 +552,11 @@ class Engine:
             if session is None:
                 session = SessionCheck(part_name(key[0], part), record.file, key[1], order(record))
             sessions[place] = session
-            self.check_turn(session, record, tally, turn_rules, log)
-            if key[1]:
+            self.check_record(session, record, tally, turn_rules, log)
+            if not len(session.summary):  # its only request could not be checked: no session to show
+                del sessions[place]
+                continue
+            if key[1] and session.previous is not None:
                 session.thread = Thread.after(part, session.previous, interned)
             awake.pop(place, None)
             awake[place] = session
@@ -544,15 +576,18 @@ class Engine:
     def _part(key: tuple[str, bool], record: Record, sessions: dict, parts_of: dict[tuple[str, bool], list[int]], spill: Spill) -> int:
         """The part of its key a keyed record goes to (grouping.route), its key's sessions
         woken to read their threads; a key that gains a second part has its parts listed."""
-        known = parts_of.get(key) or ([1] if (*key, 1) in sessions else [])
-        threads, woken = [], []
+        known = parts_of.get(key) or [1]
+        threads, woken, unchecked = [], [], []
         for part in known:
-            session = sessions[(*key, part)]
+            session = sessions.get((*key, part))
             if isinstance(session, Dormant):
                 session = sessions[(*key, part)] = session.wake(spill)
                 woken.append(part)
-            threads.append(session.thread)
-        chosen = route(threads, record)
+            if session is None or session.thread is None:  # none of its requests could be checked: a place to start again
+                unchecked.append(part)
+            else:
+                threads.append(session.thread)
+        chosen = route(threads, record) or (unchecked[-1] if unchecked else max(known, default=0) + 1)
         for part in woken:
             if part != chosen:  # back to sleep: only the chosen one is checked now
                 sessions[(*key, part)] = Dormant(sessions[(*key, part)], spill)
@@ -585,7 +620,7 @@ class Engine:
         for session in sessions:
             check = SessionCheck(session.id, session.file, session.explicit_key, order(session.first.record))
             for turn in session.turns:
-                self.check_turn(check, turn.record, tally, turn_rules, None)
+                self.check_record(check, turn.record, tally, turn_rules, None)
             self.close(check, tally)
         return tally
 
@@ -597,7 +632,7 @@ class Engine:
             return tally
         checks = {id(s): SessionCheck(s.id, s.file, s.explicit_key, order(s.first.record)) for s in sessions}
         for _, session, turn in sorted(((t.record.seq, s, t) for s in sessions for t in s.turns), key=lambda item: item[0]):
-            self.check_turn(checks[id(session)], turn.record, tally, [], log)
+            self.check_record(checks[id(session)], turn.record, tally, [], log)
         log.leave(tally)
         self.judge_log(tally)
         return tally
@@ -620,7 +655,7 @@ class Engine:
             for rule in self.rules
         }
         tally.findings.sort(key=Finding.sort_key)  # stable: a session's findings keep their order
-        return LintResult(tally.findings, tally.sessions, coverage)
+        return LintResult(tally.findings, tally.sessions, coverage, tally.problems)
 
     @staticmethod
     def _learn(ledger: ReasoningLedger, turn: Turn) -> None:

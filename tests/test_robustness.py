@@ -324,3 +324,35 @@ def test_a_tool_call_without_function_or_custom_says_what_it_needs(tmp_path):
     line = orjson.dumps({"request": {"model": "gpt-4o", "messages": [{"role": "assistant", "tool_calls": [{"id": "x", "type": "function"}]}]}})
     assert located(tmp_path, line + b"\n") == [
         ("CTX900", 1, "request breaks the chat-completions schema at /request/messages/0/tool_calls/0: needs 'function' or 'custom' (schema keyword 'anyOf')")]
+
+
+def test_records_nested_past_what_can_be_hashed_are_located_and_the_log_goes_on(tmp_path):
+    """orjson reads 1024 levels but writes 254, and Python recursion stops near 1000: a
+    record nested that deep (in a tool schema, a call's input, a message's content) is a
+    CTX900 at its line, in check, show, stats and --jobs alike, and the rest is linted."""
+    deep_object, deep_list = "1", '"x"'
+    for _ in range(600):
+        deep_object, deep_list = '{"a":' + deep_object + "}", "[" + deep_list + "]"
+    schema = '{"type":"string"}'
+    for _ in range(500):
+        schema = '{"type":"object","properties":{"a":' + schema + "}}"
+    two_users = '{"session_id":"s","request":{"model":"gpt-4o","messages":[{"role":"user","content":"x"},{"role":"user","content":"y"}]}}'
+    lines = [
+        '{"session_id":"s","request":{"model":"gpt-4o","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f","parameters":' + schema + "}}]}}",
+        two_users,
+        '{"session_id":"a","request":{"model":"claude-sonnet-4-5","max_tokens":5,"system":"s","messages":[{"role":"user","content":"x"},'
+        '{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":' + deep_object + '}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"r"}]}]}}',
+        '{"model":"gemini-2.5-flash","request":{"contents":[{"role":"user","parts":[{"text":"x"}]}],"tools":[{"functionDeclarations":[{"name":"f","parameters":' + schema.replace('"object"', '"OBJECT"') + "}]}]}}",
+        '{"request":{"model":"gpt-4o","messages":[{"role":"user","content":"keyless"},{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function",'
+        '"function":{"name":"f","arguments":' + deep_object + '}}]},{"role":"tool","tool_call_id":"c","content":"r"}]}}',
+    ]
+    log = tmp_path / "deep.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+    report = json_report(str(log))
+    assert [(f["code"], f["line"]) for f in report["findings"]] == [("CTX900", 1), ("CTX003", 2), ("CTX900", 3), ("CTX900", 4), ("CTX900", 5)]
+    assert all("nested deeper than ctxlint reads" in f["message"] for f in report["findings"] if f["code"] == "CTX900")
+    assert report["summary"]["records"] == 1 and [s["id"] for s in report["sessions"]] == ["s"]
+    assert json_report(str(log), "--jobs", "2") == report
+    for command in (["show", str(log), "--session", "s"], ["stats", str(log)]):
+        result = run_cli(*command)
+        assert result.exit_code == 0 and "internal error" not in result.output

@@ -11,8 +11,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
+import orjson
+
 from ctxlint.ingest.jsonl import SKIP, ReadError, iter_lines, open_binary
-from ctxlint.ingest.record import InputProblem, Record, Response, Skipped
+from ctxlint.ingest.record import TOO_DEEP, InputProblem, Record, Response, Skipped, nested_too_deep
 from ctxlint.ingest.reuse import SharedPrefixDecoder
 from ctxlint.ingest.shapes import NO_KEY, BatchOutput, line_session_key, normalize, session_key_in_bytes
 from ctxlint.ingest.sources import Source, expand
@@ -37,7 +39,31 @@ class Ingested:
 
 def as_item(parsed: object, file: str, line: int, session_key: str | None, reused: int = 0) -> Item:
     """A parsed JSONL line as what ctxlint reads from it; a problem found in parsing stays one."""
-    return parsed if isinstance(parsed, InputProblem) else normalize(parsed, file, line, session_key, reused)
+    if isinstance(parsed, InputProblem):
+        return parsed
+    try:
+        return normalize(parsed, file, line, session_key, reused)
+    except (RecursionError, TypeError) as error:
+        if not nested_too_deep(error):
+            raise
+        return InputProblem(file, line, TOO_DEEP)
+
+
+def readable_records(ingested: Ingested) -> list[Record]:
+    """The records held, less those nested too deep to hash or walk: those become located
+    problems (CTX900), as the stream reports them."""
+    readable = []
+    for record in ingested.records:
+        try:
+            orjson.dumps([record.request, record.response.message if record.response is not None else None])
+        except TypeError as error:
+            if not nested_too_deep(error):
+                raise
+            ingested.problems.append(InputProblem(record.file, record.line, TOO_DEEP))
+            ingested.record_count -= 1
+            continue
+        readable.append(record)
+    return readable
 
 
 class Misrouted(Exception):

@@ -18,7 +18,7 @@ from typing import Any, Iterable
 import orjson
 
 from ctxlint.chat import str_or_none, text_of
-from ctxlint.ingest.record import Response
+from ctxlint.ingest.record import Response, nested_too_deep
 from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap
 
 THINKING_BLOCKS = ("thinking", "redacted_thinking")
@@ -97,7 +97,9 @@ def _arguments(tool_input: Any) -> str:
     back in another key order is the same call."""
     try:
         return orjson.dumps(tool_input, option=orjson.OPT_SORT_KEYS).decode()
-    except TypeError:
+    except TypeError as error:
+        if nested_too_deep(error):
+            raise  # the record is reported as too deep, not its call as broken JSON
         return str(tool_input)
 
 

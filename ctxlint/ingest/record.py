@@ -79,3 +79,13 @@ class Skipped:
     file: str
     line: int
     reason: str
+
+
+TOO_DEEP = "nested deeper than ctxlint reads (its objects and arrays go more than 250 levels down)"
+
+
+def nested_too_deep(error: BaseException) -> bool:
+    """Whether an error is Python's or orjson's limit on nesting, met by a record nested
+    past what can be hashed or walked (orjson.loads reads 1024 levels, dumps 254)."""
+    return isinstance(error, RecursionError) or (isinstance(error, TypeError) and str(error) == "Recursion limit reached")
+

@@ -164,8 +164,8 @@ def _same_agent(thread: Thread, prompt: str | None, model: str | None) -> bool:
     return thread.prompt == prompt or similar(thread.prompt, prompt)
 
 
-def route(threads: list[Thread], record: Record) -> int:
-    """The part (1, 2, ...) of its session key a keyed request belongs to. It goes on from
+def route(threads: list[Thread], record: Record) -> int | None:
+    """The part (1, 2, ...) of its session key a keyed request belongs to, or None for a new one. It goes on from
     the thread whose last request's reply or newest message it carries (rotated logs
     across files too), or in the same file the message its conversation opens with. A
     request that goes on from none is the same agent having lost its history (a defect
@@ -178,9 +178,7 @@ def route(threads: list[Thread], record: Record) -> int:
     if chosen is None:
         prompt = agent_prompt(record.messages)
         chosen = next((thread for thread in reversed(threads) if thread.file == record.file and _same_agent(thread, prompt, record.model)), None)
-    if chosen is None:
-        return len(threads) + 1
-    return chosen.part
+    return None if chosen is None else chosen.part
 
 
 def _gone_on_from(threads: list[Thread], record: Record) -> Thread | None:
@@ -242,7 +240,7 @@ def build_sessions(records: list[Record]) -> list[Session]:
             interned: dict[str, str] = {}
             parts: dict[int, Session] = {}
             for record in keyed[name]:
-                part = route(threads, record)
+                part = route(threads, record) or len(parts) + 1
                 if part not in parts:
                     parts[part] = Session(id=part_name(name, part), file=record.file, turns=[], explicit_key=True)
                     sessions.append(parts[part])
