@@ -36,13 +36,11 @@ FINISH_REASONS = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "content_fil
 
 def field(obj: dict[str, Any], camel: str) -> Any:
     """A field under its camelCase name or its snake_case one."""
-    if camel in obj:
-        return obj[camel]
-    return obj.get("".join(f"_{c.lower()}" if c.isupper() else c for c in camel))
+    return obj.get(_key(obj, camel))
 
 
 def _key(obj: dict[str, Any], camel: str) -> str:
-    """The spelling of a field the object uses, for pointers."""
+    """The spelling of a field the object uses (camelCase unless only snake_case is there)."""
     return camel if camel in obj else "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
 
 
