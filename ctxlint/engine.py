@@ -539,11 +539,15 @@ class Engine:
         for record in records:
             try:
                 key = assembler.session_of(record)
-                if share is not None and not share.checks(key):
-                    continue
-                part = self._part(key, record, sessions, parts_of, spill) if key[1] else 1
-            except (RecursionError, TypeError) as error:  # reported once: by worker 0, which reads every keyless line
+            except (RecursionError, TypeError) as error:  # keyless: reported once, by worker 0, which reads every keyless line
                 self._unreadable(record, error, tally, share is None or share.index == 0)
+                continue
+            if share is not None and not share.checks(key):
+                continue
+            try:
+                part = self._part(key, record, sessions, parts_of, spill) if key[1] else 1
+            except (RecursionError, TypeError) as error:  # reported by the process that owns the session
+                self._unreadable(record, error, tally, True)
                 continue
             place = (*key, part)
             session = sessions.get(place)
@@ -587,7 +591,7 @@ class Engine:
                 unchecked.append(part)
             else:
                 threads.append(session.thread)
-        chosen = route(threads, record) or (unchecked[-1] if unchecked else max(known, default=0) + 1)
+        chosen = route(threads, record) or (unchecked[-1] if unchecked else max(known) + 1)
         for part in woken:
             if part != chosen:  # back to sleep: only the chosen one is checked now
                 sessions[(*key, part)] = Dormant(sessions[(*key, part)], spill)

@@ -356,3 +356,23 @@ def test_records_nested_past_what_can_be_hashed_are_located_and_the_log_goes_on(
     for command in (["show", str(log), "--session", "s"], ["stats", str(log)]):
         result = run_cli(*command)
         assert result.exit_code == 0 and "internal error" not in result.output
+
+
+def test_a_too_deep_record_met_while_routing_its_key_is_reported_by_the_worker_that_owns_it(tmp_path):
+    """A keyed Gemini record whose content is too deep to hash fails while its key's
+    conversations are routed; under --jobs only the session's owner reads it, and reports it."""
+    deep = '"x"'
+    for _ in range(600):
+        deep = "[" + deep + "]"
+    lines = []
+    for key in range(6):
+        opening = '{"role":"user","parts":[{"text":"hi %d"}]}' % key
+        lines.append('{"session_id":"k%d","model":"gemini-2.5-flash","request":{"contents":[%s]}}' % (key, opening))
+        lines.append('{"session_id":"k%d","model":"gemini-2.5-flash","request":{"contents":[%s,{"role":"model","parts":[{"text":"yo"}]},'
+                     '{"role":"user","parts":[{"inlineData":%s}]}]}}' % (key, opening, deep))
+    log = tmp_path / "deep_keys.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+    report = json_report(str(log))
+    assert [(f["code"], f["line"]) for f in report["findings"]] == [("CTX900", line) for line in range(2, 13, 2)]
+    assert report["summary"]["records"] == 6
+    assert json_report(str(log), "--jobs", "2") == report
