@@ -202,10 +202,11 @@ def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, reus
         return InputProblem(file, line, f"request body is {_described(body)}, not an object", pointer_base or "/")
     if is_anthropic_body(body, reused):
         return translated_record(anthropic, body, file, line, shape, pointer_base, **fields)
-    held = history_held_by_provider(body, openai_responses.is_responses_body(body))
+    responses = openai_responses.is_responses_body(body)
+    held = history_held_by_provider(body, responses)
     if held is not None:
         return Skipped(file, line, held)
-    if openai_responses.is_responses_body(body):
+    if responses:
         return translated_record(openai_responses, body, file, line, shape, pointer_base, **fields)
     if gemini.is_gemini_body(body):
         return translated_record(gemini, body, file, line, shape, pointer_base, **fields)

@@ -6,6 +6,7 @@ from typing import Iterable
 
 from ctxlint.chat import excerpt, message_identity, role_of, text_of
 from ctxlint.rules.base import Rule, Violation
+from ctxlint.rules.ctx014_undeclared_tool import declared_tool_names
 from ctxlint.sessions.model import NO_MESSAGES, STEERING_ROLES
 
 # What agents legitimately rewrite inside an unchanged prompt: clocks, dates and ids in any
@@ -65,15 +66,7 @@ def _handed_over(ctx) -> bool:
         return True
     if previous.record.request is NO_MESSAGES:
         return False  # its tools were let go with its body: no telling
-    return _tool_names(previous.record.request) != _tool_names(ctx.request)
-
-
-def _tool_names(request: dict) -> set[str]:
-    names = set()
-    for tool in request.get("tools") or ():
-        function = tool.get("function") if isinstance(tool, dict) else None
-        names.add(function.get("name") if isinstance(function, dict) else repr(tool.get("type") if isinstance(tool, dict) else tool))
-    return names
+    return declared_tool_names(previous.record.request) != declared_tool_names(ctx.request)
 
 
 class LostFirstTurnConstraint(Rule):

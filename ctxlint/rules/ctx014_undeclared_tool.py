@@ -34,7 +34,7 @@ class UndeclaredTool(Rule):
     remediation = "Declare every tool the history calls in the request's tools, or rewrite retired calls as text."
 
     def check(self, ctx) -> Iterable[Violation]:
-        declared = set(declared_tools(ctx.request)) | _server_tools(ctx.request)
+        declared = declared_tool_names(ctx.request)
         if not declared:
             return
         for index, position, call in assistant_calls(ctx.messages, ctx.unchanged(self)):
@@ -48,8 +48,10 @@ class UndeclaredTool(Rule):
                 )
 
 
-def _server_tools(request: dict) -> set[str]:
-    """The types of declared tools that are not functions: the provider runs them, and
-    their calls carry the type as the name."""
-    return {tool["type"] for tool in request.get("tools") or [] if isinstance(tool, dict)
-            and isinstance(tool.get("type"), str) and tool["type"] != "function" and not isinstance(tool.get("function"), dict)}
+def declared_tool_names(request: dict) -> set[str]:
+    """The names a request's tool calls may carry: its functions', and the types of the
+    tools that are not functions (the provider runs them, and their calls carry the type
+    as the name)."""
+    return set(declared_tools(request)) | {
+        tool["type"] for tool in request.get("tools") or [] if isinstance(tool, dict)
+        and isinstance(tool.get("type"), str) and tool["type"] != "function" and not isinstance(tool.get("function"), dict)}

@@ -165,9 +165,10 @@ def _same_agent(thread: Thread, prompt: str | None, model: str | None) -> bool:
 
 
 def route(threads: list[Thread], record: Record) -> int | None:
-    """The part (1, 2, ...) of its session key a keyed request belongs to, or None for a new one. It goes on from
-    the thread whose last request's reply or newest message it carries (rotated logs
-    across files too), or in the same file the message its conversation opens with. A
+    """The part (1, 2, ...) of its session key a keyed request belongs to, or None for a
+    new one. It goes on from the thread whose last request's reply or newest message it
+    carries (rotated logs across files too), or in the same file the message its
+    conversation opens with. A
     request that goes on from none is the same agent having lost its history (a defect
     the thread reports) when a thread in the same file is its agent's (_same_agent);
     otherwise it opens a new part: another agent's conversation under the same key (a
