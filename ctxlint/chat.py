@@ -15,6 +15,9 @@ from ctxlint.caching import IdentityCache
 # reasoning (OpenRouter, Groq, Cerebras, vLLM-style hosts) and reasoning_details
 # (OpenRouter's structured form, which preserves the reasoning when passed back).
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
+# Or inline: a <think> block opening the content (MiniMax-M2's OpenAI-compatible API, hosts
+# that serve a thinking model without a reasoning parser).
+INLINE_THINKING = "<think> block in content"
 
 EDIT_SIMILARITY = 0.6  # how alike two texts must be to count as one text, edited
 
@@ -114,7 +117,28 @@ def reasoning_of(message: dict[str, Any]) -> tuple[str | None, Any]:
     for name in REASONING_FIELDS:
         if name in message and message[name] is not None:
             return name, message[name]
-    return None, None
+    inline = inline_thinking(message)
+    return (INLINE_THINKING, inline) if inline is not None else (None, None)
+
+
+def inline_thinking(message: dict[str, Any]) -> str | None:
+    """The <think>…</think> block a message's content opens with, if it does."""
+    text = text_of(message.get("content"))
+    if "<think>" not in text:
+        return None
+    found = _THINK_BLOCK.match(text.lstrip())
+    return found.group() if found else None
+
+
+def returned_reasoning(message: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """(field, value) of each reasoning a message carries that is not empty."""
+    for name in REASONING_FIELDS:
+        value = message.get(name)
+        if value not in (None, "", []):
+            yield name, value
+    inline = inline_thinking(message)
+    if inline is not None:
+        yield INLINE_THINKING, inline
 
 
 def reasoning_text(value: Any) -> str:

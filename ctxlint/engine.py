@@ -17,7 +17,7 @@ from typing import Any, Iterable, Iterator
 
 import orjson
 
-from ctxlint.chat import REASONING_FIELDS, ReasoningSeen, last_user_index, message_identity, role_of, short_hash
+from ctxlint.chat import ReasoningSeen, last_user_index, message_identity, returned_reasoning, role_of, short_hash
 from ctxlint.ingest.record import TOO_DEEP, InputProblem, Record, nested_too_deep
 from ctxlint.profiles import Profile, ProfileBook, passback_required
 from ctxlint.rules.base import NO_CHAIN, Finding, Rule, Violation
@@ -62,13 +62,11 @@ class ReasoningLedger:
 
     def record(self, identity: tuple, message: dict[str, Any], origin: str) -> None:
         entry = self._seen.get(identity)
-        for name in REASONING_FIELDS:
-            value = message.get(name)
-            if value not in (None, "", []):
-                if entry is None or isinstance(entry, str):
-                    entry = self._seen[identity] = {"_origin": entry or origin}
-                if name not in entry:
-                    entry[name] = ReasoningSeen.of(value)
+        for name, value in returned_reasoning(message):
+            if entry is None or isinstance(entry, str):
+                entry = self._seen[identity] = {"_origin": entry or origin}
+            if name not in entry:
+                entry[name] = ReasoningSeen.of(value)
         if entry is None:
             self._seen[identity] = origin
 

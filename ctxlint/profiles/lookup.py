@@ -16,7 +16,7 @@ _DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|\d{6}|\d{4})$")
 _WINDOW_SUFFIX = re.compile(r"-(\d+)k(?:-|$)")
 _HOST_PREFIXES = ("zai-", "accounts-")
 # When several models.dev providers list a model, the maker's own listing speaks first.
-_PROVIDER_PRIORITY = ("zai", "zhipuai", "deepseek", "moonshotai", "alibaba", "openai", "anthropic", "google", "xai", "mistral")
+_PROVIDER_PRIORITY = ("zai", "zhipuai", "deepseek", "moonshotai", "minimax", "alibaba", "openai", "anthropic", "google", "xai", "mistral")
 
 
 @dataclass(frozen=True, slots=True)
