@@ -1,7 +1,9 @@
 """Group records into sessions: by session key when the log has one, else by history chaining.
 
 Request B continues request A when A's newest conversation message (its anchor: the
-last user or tool message it sent) reappears in B and the messages just before it agree.
+last user or tool message it sent) reappears in B and the messages just before it agree,
+or B opens with the anchor and a reply after it (a keep-last-N history cut right there)
+and the anchor is A's own, not an "ok" any conversation sends.
 Matching is on turn identity (role, user/tool text, tool_call ids), never on reasoning
 or system prompts, so the defects ctxlint reports (dropped reasoning, a dropped assistant
 turn, a trimmed prefix, a rewritten system prompt) do not split a session in two.
@@ -15,6 +17,7 @@ agent without its history, in the same file, is the no-history defect, not a new
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -60,6 +63,28 @@ def _agreement(candidate: _Open, identities: list[tuple]) -> int:
     return agreed
 
 
+# A user message one conversation alone is taken to have sent: 12 characters, or 4 Han,
+# kana or hangul ones (each says about as much as a word); "ok", "继续" are everyone's.
+DISTINCTIVE_TEXT, DISTINCTIVE_CJK = 12, 4
+_CJK_CHARACTER = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def _distinctive_opening(messages: list, conversation: list[tuple[int, tuple]]) -> tuple | None:
+    """The identity of the message a request's conversation opens with, when the request is
+    a history cut short right at it: a reply follows it (a new conversation opens with its
+    question alone), and it is one conversation's own (a tool result, named by its call
+    id, or a user message of some length, not an "ok" many conversations send)."""
+    if len(conversation) < 2 or conversation[1][1][0] != "assistant":
+        return None
+    index, identity = conversation[0]
+    if identity[0] == "tool":
+        return identity
+    text = " ".join(text_of(messages[index].get("content")).split()) if identity[0] == "user" else ""
+    if len(text) >= DISTINCTIVE_TEXT or len(_CJK_CHARACTER.findall(text, 0, 64)) >= DISTINCTIVE_CJK:
+        return identity
+    return None
+
+
 def _anchor(history: list[tuple]) -> tuple | None:
     for identity in reversed(history):
         if identity[0] != "assistant":
@@ -77,13 +102,18 @@ class ChainInference:
     def add(self, record: Record) -> tuple[str, bool]:
         """(id of the session the record continues or starts, whether it starts one)."""
         probe = make_turn(0, record)
-        identities = [identity for _, identity in probe.conversation_identities()]
+        conversation = probe.conversation_identities()
+        identities = [identity for _, identity in conversation]
+        cut_at = _distinctive_opening(record.messages, conversation)
         candidates = {id(o): o for key in set(identities) for o in self._by_anchor.get(key, ())}.values()
         best, best_score = None, 0
         for candidate in candidates:
             score = _agreement(candidate, identities)
-            # Two agreeing messages, or all there are before the anchor in a session's first request.
+            # Two agreeing messages, or all there are before the anchor in a session's first
+            # request; or the anchor alone where a kept-last-N history starts right at it.
             needed = min(2, len(candidate.history) - candidate.history[::-1].index(candidate.anchor))
+            if cut_at is not None and cut_at == candidate.anchor:
+                needed = 1
             if score >= needed and (score, candidate.last_seen) > (best_score, best.last_seen if best else -1):
                 best, best_score = candidate, score
         started = best is None

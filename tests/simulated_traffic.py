@@ -1,0 +1,239 @@
+"""Simulated agent traffic: interleaved sessions of several providers, each either legal
+throughout or carrying one defect of the mission planted at a known turn, with the
+findings that defect must produce. Legal variations that only look suspicious are mixed
+in at random: a clock line refreshed in the system prompt, parallel tool results
+answered out of order, history trimmed from the middle that keeps the first system and
+user messages, reasoning dropped where the provider ignores it, a request retried after
+a 429, thinking disabled where the model allows it, sessions with and without a key.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+
+TOOLS = [
+    {"type": "function", "function": {"name": "search_flights", "description": "Search flights",
+                                      "parameters": {"type": "object", "properties": {"origin": {"type": "string"}, "destination": {"type": "string"}},
+                                                     "required": ["origin", "destination"]}}},
+    {"type": "function", "function": {"name": "weather", "description": "Weather for a city",
+                                      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
+]
+CITIES = ["Rome", "Paris", "Lisbon", "Oslo", "Kyoto", "Lima", "Cairo", "Perth"]
+WORDS = "the flight leaves early and the hotel near the station has rooms under the budget for two nights".split()
+CJK = "我们明天早上出发预算五百欧元请不要订红眼航班酒店靠近车站"
+
+
+@dataclass(frozen=True)
+class Style:
+    """How one provider's model thinks and what an app must send back of it."""
+
+    model: str
+    reasoning: str | None  # the field the reply carries its reasoning in, "inline" for a <think> block, None
+    passback_on_tool_turns: bool  # the profile requires that reasoning back on tool-call turns
+    thinking: dict | None = None  # the request's thinking setting
+
+
+STYLES = [
+    Style("deepseek-reasoner", "reasoning_content", True),
+    Style("glm-4.6", "reasoning_content", True, {"type": "enabled"}),
+    Style("glm-4.6", None, False, {"type": "disabled"}),  # GLM-4.6 may have thinking off
+    Style("kimi-k2-thinking", "reasoning_content", True),
+    Style("MiniMax-M2", "inline", True),
+    Style("gpt-4o", None, False),
+]
+GLM5 = Style("glm-5.1", "reasoning_content", True)
+
+STORED_DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", "two_users")  # made when a reply is stored
+DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", "two_users", "thinking_disabled", "trim_cut", "overflow")
+
+
+@dataclass
+class Planted:
+    """Where a session's defect shows first, and the findings it must produce there."""
+
+    session: str
+    defect: str
+    line: int = 0
+    codes: tuple[str, ...] = ()
+
+
+@dataclass
+class Conversation:
+    rng: random.Random
+    id: str
+    style: Style
+    keyed: bool  # an envelope with session_id and the logged response; else a bare body
+    defect: str | None
+    turns: int
+    defect_turn: int
+    clock: bool  # the system prompt carries a clock line refreshed every request
+    trim_middle: bool  # long histories are trimmed from the middle, first system and user kept
+    history: list = field(default_factory=list)
+    turn: int = 0
+    calls: int = 0
+    window_start: int | None = None  # after a keep-last-N cut: where the sent tail starts
+
+    def __post_init__(self) -> None:
+        self.history = [{"role": "system", "content": self.system_prompt()},
+                        {"role": "user", "content": f"Plan a trip to {self.rng.choice(CITIES)}, budget 500 EUR. {self.text(8)}"}]
+
+    def text(self, words: int) -> str:
+        if self.rng.random() < 0.25:
+            return "".join(self.rng.choice(CJK) for _ in range(words * 2))
+        return " ".join(self.rng.choice(WORDS) for _ in range(words))
+
+    def system_prompt(self) -> str:
+        prompt = f"You are the travel agent of {self.id}. Never book red-eye flights.\nAnswer in the user's language."
+        return prompt + (f"\nCurrent time: 2026-12-04T{8 + self.turn // 60:02d}:{self.turn % 60:02d}:00Z" if self.clock else "")
+
+    @property
+    def done(self) -> bool:
+        return self.turn >= self.turns
+
+    def sent_messages(self) -> list:
+        if self.clock:
+            self.history[0] = {"role": "system", "content": self.system_prompt()}
+        if self.window_start is not None:  # keep-last-N: the first system and user message are gone
+            return self.history[self.window_start:]
+        if self.trim_middle and len(self.history) > 14:
+            tail = next((i for i in range(len(self.history) - 8, len(self.history)) if self.history[i]["role"] == "assistant"), None)
+            if tail is not None:
+                return self.history[:2] + self.history[tail:]
+        return list(self.history)
+
+    def request(self) -> dict:
+        body = {"model": self.style.model, "messages": self.sent_messages(), "tools": TOOLS}
+        if self.style.thinking is not None:
+            body["thinking"] = self.style.thinking
+        return body
+
+    def reply(self, force_calls: bool | None) -> dict:
+        calls = force_calls if force_calls is not None else (self.turn < self.turns - 1 and self.rng.random() < 0.55)
+        message: dict = {"role": "assistant", "content": "" if calls else self.text(self.rng.randint(6, 20))}
+        if calls:
+            message["tool_calls"] = []
+            for _ in range(self.rng.randint(1, 3)):
+                self.calls += 1
+                name = self.rng.choice(TOOLS)["function"]["name"]
+                arguments = {"city": self.rng.choice(CITIES)} if name == "weather" else {"origin": "Paris", "destination": self.rng.choice(CITIES)}
+                message["tool_calls"].append({"id": f"call_{self.id}_{self.calls}", "type": "function",
+                                              "function": {"name": name, "arguments": json.dumps(arguments)}})
+        thought = f"The user wants {self.text(5)}."
+        if self.style.reasoning == "inline":
+            message["content"] = f"<think>\n{thought}\n</think>\n\n{message['content']}"
+        elif self.style.reasoning is not None:
+            message[self.style.reasoning] = thought
+        return message
+
+    def stored(self, reply: dict, planted: str | None) -> list:
+        """What the app appends to its history after this reply (and its tool results)."""
+        kept = dict(reply)
+        calls = reply.get("tool_calls") or []
+        if self.style.reasoning not in (None, "inline") and not calls and self.rng.random() < 0.5:
+            kept.pop(self.style.reasoning)  # legal: no provider here wants reasoning back on a text turn
+        if planted == "drop_reasoning":
+            if self.style.reasoning == "inline":
+                kept["content"] = reply["content"].split("</think>", 1)[1].strip()
+            else:
+                kept.pop(self.style.reasoning)
+        added = [] if planted == "drop_tool_turn" else [kept]
+        results = [{"role": "tool", "tool_call_id": call["id"], "content": f'{{"result": "{self.text(6)}"}}'} for call in calls]
+        self.rng.shuffle(results)  # parallel results may come back in any order
+        if planted == "tool_result_as_user":
+            results = [{"role": "user", "content": result["content"]} for result in results[:1]]
+        added += results
+        if not calls:
+            added.append({"role": "user", "content": self.text(self.rng.randint(4, 12))})
+            if planted == "two_users":
+                added.append({"role": "user", "content": "Also: " + self.text(5)})
+        return added
+
+
+class Simulator:
+    """Writes interleaved sessions as log records and remembers where each defect shows."""
+
+    def __init__(self, seed: int, sessions: int = 24, defect_rate: float = 0.6) -> None:
+        self.rng = random.Random(seed)
+        self.records: list[dict] = []
+        self.planted: list[Planted] = []
+        self.conversations = [self._conversation(n, defect_rate) for n in range(sessions)]
+        self.open = list(self.conversations)
+        self.retries = 0
+
+    def _conversation(self, number: int, defect_rate: float) -> Conversation:
+        rng = self.rng
+        defect = rng.choice(DEFECTS) if rng.random() < defect_rate else None
+        style = GLM5 if defect == "thinking_disabled" else rng.choice(STYLES)
+        if defect == "drop_reasoning" and not style.passback_on_tool_turns:
+            style = rng.choice([s for s in STYLES if s.passback_on_tool_turns])
+        keyed = defect == "overflow" or rng.random() < 0.7
+        turns = rng.randint(3, 12)
+        return Conversation(rng, f"s{number:03d}", style, keyed, defect, turns, rng.randint(2, turns),
+                            clock=rng.random() < 0.3, trim_middle=defect != "trim_cut" and rng.random() < 0.3)
+
+    def run(self) -> "Simulator":
+        while self.open:
+            conversation = self.rng.choice(self.open)
+            self._step(conversation)
+            if conversation.done:
+                self.open.remove(conversation)
+        return self
+
+    def _step(self, c: Conversation) -> None:
+        c.turn += 1
+        defect_now = c.defect if c.turn == c.defect_turn else None
+        if defect_now == "trim_cut":
+            # keep-last-N from here on, N of at least 3, the tail starting at a user message
+            starts = [i for i in range(2, len(c.history) - 2) if c.history[i]["role"] == "user"]
+            if not starts:  # too little history to cut yet: cut a turn later
+                c.defect_turn += 1
+                c.turns = max(c.turns, c.defect_turn)
+                defect_now = None
+            else:
+                c.window_start = starts[-1]
+        request = c.request()
+        if c.defect == "thinking_disabled":
+            request["thinking"] = {"type": "disabled"}  # sent on every request; reported once, at the first
+        # a defect planted while storing this reply shows in the next request
+        store_defect = c.defect if c.turn + 1 == c.defect_turn and c.defect in STORED_DEFECTS else None
+        needs_calls = store_defect in ("drop_tool_turn", "drop_reasoning", "tool_result_as_user")
+        reply = c.reply(True if needs_calls else (False if store_defect == "two_users" else None))
+        if store_defect is not None:
+            c.turns = max(c.turns, c.turn + 1)
+        first_line = len(self.records) + 1
+        if c.keyed and self.rng.random() < 0.08:  # a 429 first, then the same request again: legal
+            self.retries += 1
+            self._write(c, request, {"error": {"message": "Rate limit reached, retry later", "type": "rate_limit_error"}}, status=429)
+        if defect_now == "overflow":
+            error = {"message": "This model's maximum context length is 128000 tokens. However, your messages resulted in 132000 tokens.",
+                     "type": "invalid_request_error", "code": "context_length_exceeded"}
+            self._plant(c, self._write(c, request, {"error": error}, status=400))
+            c.turns = c.turn  # the app gives up
+            return
+        self._write(c, request, {"object": "chat.completion", "model": c.style.model,
+                                 "choices": [{"index": 0, "message": reply, "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop"}],
+                                 "usage": {"prompt_tokens": 200 + 40 * len(request["messages"]), "completion_tokens": 40}})
+        if (c.turn == 1) if c.defect == "thinking_disabled" else defect_now is not None:
+            self._plant(c, first_line)
+        c.history += c.stored(reply, store_defect)
+
+    def _write(self, c: Conversation, request: dict, response: dict, status: int = 200) -> int:
+        if c.keyed:
+            self.records.append({"session_id": c.id, "request": request, "response": response, "status": status})
+        else:
+            self.records.append(request)
+        return len(self.records)
+
+    def _plant(self, c: Conversation, line: int) -> None:
+        codes = {
+            "drop_tool_turn": ("CTX001", "CTX016") if c.keyed else ("CTX001",),
+            "drop_reasoning": ("CTX004",),
+            "tool_result_as_user": ("CTX009",),
+            "two_users": ("CTX003",),
+            "thinking_disabled": ("CTX005",),
+            "trim_cut": ("CTX008", "CTX008"),
+            "overflow": ("CTX006",),
+        }[c.defect]
+        self.planted.append(Planted(c.id, c.defect, line, codes))

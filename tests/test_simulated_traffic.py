@@ -1,0 +1,35 @@
+"""Interleaved simulated sessions with the mission's defects planted at known turns beside
+legal traffic that only looks suspicious: ctxlint reports exactly the planted defects,
+each where it starts, and nothing on the legal lines."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import json_report, write_records
+from simulated_traffic import DEFECTS, STYLES, Simulator
+
+SEEDS = range(16)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_findings_are_exactly_the_planted_defects(tmp_path, seed):
+    simulation = Simulator(seed).run()
+    report = json_report(write_records(tmp_path / f"sim-{seed}.jsonl", simulation.records))
+    found = {(f["code"], f["line"]) for f in report["findings"]}
+    planted = {(code, p.line): p for p in simulation.planted for code in p.codes}
+    missed = sorted(f"{code} at line {line} ({planted[code, line].defect} in {planted[code, line].session})"
+                    for code, line in set(planted) - found)
+    extra = sorted(f"{f['code']} at line {f['line']} ({f['session']}): {f['message']}" for f in report["findings"]
+                   if (f["code"], f["line"]) not in planted)
+    assert not missed and not extra, {"missed": missed, "extra": extra}
+
+
+def test_the_simulation_plants_every_defect_beside_every_legal_look_alike():
+    simulations = [Simulator(seed).run() for seed in SEEDS]
+    conversations = [c for s in simulations for c in s.conversations]
+    assert {p.defect for s in simulations for p in s.planted} == set(DEFECTS)
+    assert all(any(c.defect is None for c in s.conversations) for s in simulations)  # every seed has legal sessions
+    assert {STYLES.index(c.style) for c in conversations if c.defect is None} == set(range(len(STYLES)))
+    assert all(any(getattr(c, variation) for c in conversations if c.defect is None) for variation in ("clock", "trim_middle", "keyed"))
+    assert any(not c.keyed for c in conversations if c.defect is None) and sum(s.retries for s in simulations) > 0
