@@ -30,9 +30,12 @@ class Style:
     """How one provider's model thinks and what an app must send back of it."""
 
     model: str
-    reasoning: str | None  # the field the reply carries its reasoning in, "inline" for a <think> block, None
-    passback_on_tool_turns: bool  # the profile requires that reasoning back on tool-call turns
+    # where the reply carries its reasoning: a chat field, "inline" (a <think> block opening
+    # the content), "thinking" (Anthropic thinking blocks), or None
+    reasoning: str | None
+    passback_on_tool_turns: bool  # the profile requires that reasoning back on (open) tool-call turns
     thinking: dict | None = None  # the request's thinking setting
+    api: str = "chat"  # or "anthropic": the chat-shaped history is written as Messages API bodies
 
 
 STYLES = [
@@ -42,11 +45,12 @@ STYLES = [
     Style("kimi-k2-thinking", "reasoning_content", True),
     Style("MiniMax-M2", "inline", True),
     Style("gpt-4o", None, False),
+    Style("claude-sonnet-4-5", "thinking", True, {"type": "enabled", "budget_tokens": 2048}, api="anthropic"),
 ]
 GLM5 = Style("glm-5.1", "reasoning_content", True)
 
 STORED_DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", "two_users")  # made when a reply is stored
-DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", "two_users", "thinking_disabled", "trim_cut", "overflow")
+DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", "two_users", "thinking_disabled", "trim_cut", "overflow", "sliding_window")
 
 
 @dataclass
@@ -74,6 +78,10 @@ class Conversation:
     turn: int = 0
     calls: int = 0
     window_start: int | None = None  # after a keep-last-N cut: where the sent tail starts
+    keep_last: int | None = None  # a sliding keep-last-N window, from the defect turn on
+    cut_inside_tool_exchange: bool = False  # the window has opened with tool results (CTX001, once)
+    window_lost: set = field(default_factory=set)  # which of the first system and user message it has cut
+    sent: int = 0  # how much of the history the last request held
 
     def __post_init__(self) -> None:
         self.history = [{"role": "system", "content": self.system_prompt()},
@@ -95,6 +103,8 @@ class Conversation:
     def sent_messages(self) -> list:
         if self.clock:
             self.history[0] = {"role": "system", "content": self.system_prompt()}
+        if self.keep_last is not None:
+            return self.history[-self.keep_last:]
         if self.window_start is not None:  # keep-last-N: the first system and user message are gone
             return self.history[self.window_start:]
         if self.trim_middle and len(self.history) > 14:
@@ -117,12 +127,15 @@ class Conversation:
             for _ in range(self.rng.randint(1, 3)):
                 self.calls += 1
                 name = self.rng.choice(TOOLS)["function"]["name"]
-                arguments = {"city": self.rng.choice(CITIES)} if name == "weather" else {"origin": "Paris", "destination": self.rng.choice(CITIES)}
+                # never the same call three times running: that is a loop (CTX026), not legal traffic
+                arguments = {"city": CITIES[self.calls % len(CITIES)]} if name == "weather" else {"origin": "Paris", "destination": CITIES[self.calls % len(CITIES)]}
                 message["tool_calls"].append({"id": f"call_{self.id}_{self.calls}", "type": "function",
                                               "function": {"name": name, "arguments": json.dumps(arguments)}})
         thought = f"The user wants {self.text(5)}."
         if self.style.reasoning == "inline":
             message["content"] = f"<think>\n{thought}\n</think>\n\n{message['content']}"
+        elif self.style.reasoning == "thinking":
+            message["thinking"] = {"type": "thinking", "thinking": thought, "signature": f"sig-{self.id}-{self.turn}"}
         elif self.style.reasoning is not None:
             message[self.style.reasoning] = thought
         return message
@@ -133,6 +146,9 @@ class Conversation:
         calls = reply.get("tool_calls") or []
         if self.style.reasoning not in (None, "inline") and not calls and self.rng.random() < 0.5:
             kept.pop(self.style.reasoning)  # legal: no provider here wants reasoning back on a text turn
+        if self.style.reasoning == "thinking" and not calls and self.rng.random() < 0.5:
+            for message in self.history:  # legal: once the user speaks, Claude's closed tool loops may lose their thinking
+                message.pop("thinking", None)
         if planted == "drop_reasoning":
             if self.style.reasoning == "inline":
                 kept["content"] = reply["content"].split("</think>", 1)[1].strip()
@@ -184,6 +200,17 @@ class Simulator:
     def _step(self, c: Conversation) -> None:
         c.turn += 1
         defect_now = c.defect if c.turn == c.defect_turn else None
+        if defect_now == "sliding_window":
+            # The window keeps what ties it to the request before: that request's reply (its
+            # key's conversation goes on from it) or, without a key or a logged reply, its
+            # newest message; N of 6 or more keeps them as it slides (a turn adds at most 4
+            # messages). A window that keeps neither shares nothing with the log so far: no
+            # reader could tell it from a new conversation.
+            c.keep_last = max(self.rng.randint(6, 10), len(c.history) - c.sent + (0 if c.keyed else 1))
+            if len(c.history) - 1 <= c.keep_last:
+                c.keep_last, defect_now = None, None
+                c.defect_turn += 1
+                c.turns = max(c.turns, c.defect_turn)
         if defect_now == "trim_cut":
             # keep-last-N from here on, N of at least 3, the tail starting at a user message
             starts = [i for i in range(2, len(c.history) - 2) if c.history[i]["role"] == "user"]
@@ -194,6 +221,7 @@ class Simulator:
             else:
                 c.window_start = starts[-1]
         request = c.request()
+        c.sent = len(c.history)
         if c.defect == "thinking_disabled":
             request["thinking"] = {"type": "disabled"}  # sent on every request; reported once, at the first
         # a defect planted while storing this reply shows in the next request
@@ -215,11 +243,22 @@ class Simulator:
         self._write(c, request, {"object": "chat.completion", "model": c.style.model,
                                  "choices": [{"index": 0, "message": reply, "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop"}],
                                  "usage": {"prompt_tokens": 200 + 40 * len(request["messages"]), "completion_tokens": 40}})
-        if (c.turn == 1) if c.defect == "thinking_disabled" else defect_now is not None:
+        if (c.turn == 1) if c.defect == "thinking_disabled" else defect_now not in (None, "sliding_window"):
             self._plant(c, first_line)
+        if c.keep_last is not None:  # what the window has lost by now, each reported where it goes
+            lost = [c.history[i] for i in (0, 1) if len(c.history) - i > c.keep_last and i not in c.window_lost]
+            c.window_lost.update(i for i in (0, 1) if len(c.history) - i > c.keep_last)
+            if not c.cut_inside_tool_exchange and request["messages"][0]["role"] == "tool":
+                c.cut_inside_tool_exchange = True  # results without their call at the window's head: one defect
+                lost.append("results")
+            codes = tuple("CTX001" if what == "results" else "CTX008" for what in lost)
+            if codes:
+                self.planted.append(Planted(c.id, "sliding_window", first_line, codes))
         c.history += c.stored(reply, store_defect)
 
     def _write(self, c: Conversation, request: dict, response: dict, status: int = 200) -> int:
+        if c.style.api == "anthropic":
+            request, response = anthropic_body(request), anthropic_response(response, c.style.model)
         if c.keyed:
             self.records.append({"session_id": c.id, "request": request, "response": response, "status": status})
         else:
@@ -237,3 +276,44 @@ class Simulator:
             "overflow": ("CTX006",),
         }[c.defect]
         self.planted.append(Planted(c.id, c.defect, line, codes))
+
+
+def anthropic_body(request: dict) -> dict:
+    """A chat-shaped request as the Messages API body that says the same."""
+    messages = request["messages"]
+    body = {"model": request["model"], "max_tokens": 4096, "thinking": request["thinking"],
+            "tools": [{"name": t["function"]["name"], "description": t["function"]["description"], "input_schema": t["function"]["parameters"]}
+                      for t in request["tools"]]}
+    if messages and messages[0]["role"] == "system":
+        body["system"], messages = messages[0]["content"], messages[1:]
+    body["messages"] = []
+    for message in map(anthropic_message, messages):
+        previous = body["messages"][-1] if body["messages"] else None
+        if previous is not None and message["content"][0]["type"] == "tool_result" and previous["content"][-1]["type"] == "tool_result":
+            previous["content"] += message["content"]  # parallel results travel in one user message
+        else:
+            body["messages"].append(message)
+    return body
+
+
+def anthropic_message(message: dict) -> dict:
+    if message["role"] == "tool":
+        return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": message["tool_call_id"], "content": message["content"]}]}
+    if message["role"] == "user":
+        return {"role": "user", "content": [{"type": "text", "text": message["content"]}]}
+    blocks = [message["thinking"]] if "thinking" in message else []
+    blocks += [{"type": "text", "text": message["content"]}] if message["content"] else []
+    blocks += [{"type": "tool_use", "id": call["id"], "name": call["function"]["name"], "input": json.loads(call["function"]["arguments"])}
+               for call in message.get("tool_calls", ())]
+    return {"role": "assistant", "content": blocks}
+
+
+def anthropic_response(response: dict, model: str) -> dict:
+    if "error" in response:
+        error = response["error"]
+        message = "prompt is too long: 204000 tokens > 200000 maximum" if error["type"] == "invalid_request_error" else error["message"]
+        return {"type": "error", "error": {"type": error["type"], "message": message}}
+    reply = response["choices"][0]["message"]
+    return {"id": f"msg_{reply.get('tool_calls', [{}])[0].get('id', 'text')}", "type": "message", "role": "assistant", "model": model,
+            "content": anthropic_message(reply)["content"], "stop_reason": "tool_use" if reply.get("tool_calls") else "end_turn",
+            "usage": {"input_tokens": response["usage"]["prompt_tokens"], "output_tokens": 40}}

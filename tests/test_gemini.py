@@ -29,8 +29,8 @@ def test_a_dropped_thought_signature_points_at_the_model_content():
 
 def test_responses_without_their_calls_point_at_their_parts():
     report = json_report(str(RULE_CASES / "CTX001" / "fail_gemini_function_call_turn_dropped.jsonl"))
-    assert [(f["code"], f["pointer"]) for f in report["findings"]] == [
-        ("CTX001", "/contents/1/parts/0"), ("CTX001", "/contents/1/parts/1"), ("CTX016", None)]
+    assert [(f["code"], f["pointer"]) for f in report["findings"]] == [("CTX001", "/contents/1/parts/0"), ("CTX016", None)]
+    assert report["findings"][0]["evidence"] == {"tool_call_ids": ["get_weather:unpaired", "get_weather:unpaired"]}
 
 
 def test_calls_without_ids_are_named_by_function_and_arguments_and_paired_in_order(tmp_path):

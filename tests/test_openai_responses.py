@@ -48,10 +48,10 @@ def test_a_tool_loop_sent_back_whole_is_clean(tmp_path):
 def test_outputs_whose_calls_were_dropped_point_at_the_output_items(tmp_path):
     log = _write(tmp_path, [_request([USER], response=CALLS_REPLY), _request([USER, OUT_OSLO, OUT_ROME])])
     report = json_report(log)
-    assert located_findings(report) == [("CTX001", 2, 1, "/input/1", "call_1"), ("CTX001", 2, 2, "/input/2", "call_2"),
-                                ("CTX016", 2, None, None, "call_1")]
-    # named by the input item's own index, as the body that was sent numbers them
-    assert report["findings"][0]["message"].startswith("tool result for 'call_1' at message 1 answers no call")
+    # the results the history opens with are one defect: one finding, at the first of them
+    assert located_findings(report) == [("CTX001", 2, 1, "/input/1", "call_1"), ("CTX016", 2, None, None, "call_1")]
+    # named by the input items' own indexes, as the body that was sent numbers them
+    assert report["findings"][0]["message"].startswith("2 tool results ('call_1', 'call_2') at messages 1, 2 answer no call")
 
 
 def test_a_call_left_unanswered_points_at_its_function_call_item(tmp_path):

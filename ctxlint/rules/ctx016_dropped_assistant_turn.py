@@ -4,6 +4,7 @@ from typing import Iterable
 
 from ctxlint.chat import excerpt, role_of, text_of, tool_call_ids
 from ctxlint.rules.base import Rule, Violation
+from ctxlint.sessions.model import STEERING_ROLES
 
 
 class DroppedAssistantTurn(Rule):
@@ -19,7 +20,10 @@ class DroppedAssistantTurn(Rule):
     (agents that use structured output keep only its text). A resend of request N (a
     retry) is not judged here, and neither is a response that was an error, nor an edit:
     a request that is N's messages up to one of its user messages, then a corrected text
-    of that message (a chat UI's edit-and-resend branches the conversation there).
+    of that message (a chat UI's edit-and-resend branches the conversation there). Nor is
+    a reply cut away with everything before it while its tool results open the request:
+    a history trimmed at its head inside a tool exchange, which CTX001 (the results left
+    without their call) and CTX008 (the first messages lost) report.
 
     ## Why is this bad?
     The model's own turn vanished: typically an assistant message with empty `content`
@@ -66,6 +70,8 @@ class DroppedAssistantTurn(Rule):
             return  # the reply is there, re-worded (structured-output agents keep only its text)
         dropped = previous.response_message
         ids = tool_call_ids(dropped)
+        if not kept and _opens_with_results_of(ctx.messages, ids):
+            return  # cut away with all before it, its results left at the head: trimming (CTX001, CTX008)
         yield Violation(
             f"the assistant turn that turn {previous.number} returned ({'tool calls ' + ', '.join(ids) if ids else 'text'}) is missing from this request",
             key=("dropped", previous.number), tool_call_id=ids[0] if ids else None,
@@ -90,3 +96,9 @@ class DroppedAssistantTurn(Rule):
 
 def _ended_with_tool_results(turn) -> bool:
     return bool(turn.identities) and turn.identities[-1][0] == "tool"
+
+
+def _opens_with_results_of(messages: list, call_ids: list[str]) -> bool:
+    """Whether the request's conversation opens with a tool result for one of these calls."""
+    first = next((m for m in messages if role_of(m) not in STEERING_ROLES), None)
+    return first is not None and role_of(first) == "tool" and first.get("tool_call_id") in call_ids
