@@ -11,7 +11,9 @@ class ConsecutiveUserMessages(Rule):
     ## What it does
     Flags two `user` messages that follow each other with nothing between them. Two
     participants of a group chat, told apart by different `name` fields (the field
-    chat-completions defines for that), are not flagged.
+    chat-completions defines for that), are not flagged, and neither is a summary that a
+    request puts in place of the history it cut, sent as a user message next to one
+    (LangChain's SummarizationMiddleware sends its summary so, before the messages it kept).
 
     ## Why is this bad?
     Chat models are trained on alternating turns. Two user messages in a row mean the
@@ -40,9 +42,13 @@ class ConsecutiveUserMessages(Rule):
 
     def check(self, ctx) -> Iterable[Violation]:
         messages = ctx.messages
+        transition = ctx.transition
+        # a summary stands where the cut history was: before messages carried on, not among the new ones
+        summaries = {i for i in transition.put_in(messages) if i < transition.new_from} if transition is not None and transition.cut else ()
         for index in range(max(1, ctx.unchanged(self)), len(messages)):
             if role_of(messages[index]) == "user" and role_of(messages[index - 1]) == "user" \
-                    and not different_participants(messages[index - 1], messages[index]):
+                    and not different_participants(messages[index - 1], messages[index]) \
+                    and index not in summaries and index - 1 not in summaries:
                 first, second = (text_of(messages[i].get("content")) for i in (index - 1, index))
                 yield Violation(
                     f"messages {ctx.label(index - 1)} and {ctx.label(index)} are both user messages",

@@ -23,7 +23,6 @@ _SPACE = re.compile(r"\s+")
 # names, nouns. Han, kana and hangul are read as character pairs, other scripts as words.
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 _WORD = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]{3,}")
-_SUMMARY_ROLES = ("system", "developer", "user")
 _FUNCTION_WORDS = frozenset(
     "the and for with from that this these those you your yours are was were been being have has had "
     "will would shall should can could may might must into onto over about than then them they their "
@@ -175,23 +174,14 @@ class LostFirstTurnConstraint(Rule):
 
     @staticmethod
     def _best_summary(ctx, cut_words: frozenset[str]) -> tuple[int | None, int]:
-        """Of the messages this request put into its history, the one that restates most of
-        the cut words. Put in: not carried from the previous request, and either before a
-        carried message or a system/user message ahead of the request's last user message
-        (an assistant message there may be the previous request's unlogged response)."""
+        """Of the messages this request put into its history (Transition.put_in), the one
+        that restates most of the cut words."""
         transition = ctx.transition
         if transition is None or not cut_words:
             return None, 0
-        messages = ctx.messages
-        carried = set(transition.mapping)
-        last_user = max((i for i, m in enumerate(messages) if role_of(m) == "user"), default=-1)
         best, best_count = None, -1
-        for index, message in enumerate(messages):
-            role = role_of(message)
-            inserted = (index < transition.new_from and role != "tool") or (index < last_user and role in _SUMMARY_ROLES)
-            if index in carried or not inserted:
-                continue
-            count = len(cut_words & content_words(text_of(message.get("content"))))
+        for index in transition.put_in(ctx.messages):
+            count = len(cut_words & content_words(text_of(ctx.messages[index].get("content"))))
             if count > best_count:
                 best, best_count = index, count
         return best, max(best_count, 0)

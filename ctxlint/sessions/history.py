@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from ctxlint.chat import role_of, similar, text_of
 from ctxlint.sessions.model import Turn
 
+SUMMARY_ROLES = ("system", "developer", "user")  # the roles a summary of cut history is sent in
+
 
 @dataclass(slots=True, frozen=True)
 class Transition:
@@ -27,6 +29,23 @@ class Transition:
     def response_position(self) -> int | None:
         """Index in the next request of the previous request's logged response, if carried."""
         return self.mapping[self.response_index] if self.response_index is not None else None
+
+    @property
+    def cut(self) -> bool:
+        """The next request left out some of the previous request's messages."""
+        end = self.response_index if self.response_index is not None else len(self.mapping)
+        return None in self.mapping[:end]
+
+    def put_in(self, messages: list) -> list[int]:
+        """Indexes of the messages the next request put into its history rather than
+        carried or appended: not the previous request's, and before a carried message, or
+        a system/user message ahead of the request's last user message (an assistant
+        message there may be the previous request's unlogged response). A summary that
+        replaces cut history stands there."""
+        carried = set(self.mapping)
+        last_user = max((i for i, m in enumerate(messages) if role_of(m) == "user"), default=-1)
+        return [index for index, message in enumerate(messages) if index not in carried and (
+            (index < self.new_from and role_of(message) != "tool") or (index < last_user and role_of(message) in SUMMARY_ROLES))]
 
     @property
     def is_repeat(self) -> bool:
