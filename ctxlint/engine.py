@@ -172,7 +172,7 @@ class SessionCheck:
     the reasoning ledger, the replies that were cut off, the defects reported."""
 
     __slots__ = ("summary", "first_line", "opening", "previous", "ledger", "reported", "judged", "pending", "settings", "fingerprint_base",
-                 "cut_off", "thread")
+                 "cut_off", "summaries", "thread")
 
     def __init__(self, session_id: str, file: str, explicit_key: bool, first: int) -> None:
         self.summary = SessionSummary(session_id, file, explicit_key, first)
@@ -189,6 +189,7 @@ class SessionCheck:
         self.settings: str | None = None  # settings_digest of the previous request
         self.fingerprint_base: str | None = None
         self.cut_off: frozenset[tuple] = frozenset()  # identities of replies the session got cut off (finish_reason length)
+        self.summaries: frozenset[tuple] = frozenset()  # identities of messages put in place of cut history (CTX003)
         self.thread: Thread | None = None  # what routing the key's next request needs (grouping.route); keyed sessions only
 
     @property
@@ -499,11 +500,11 @@ class Engine:
         return plan
 
     def _report(self, rule: Rule, session: SessionCheck, turn: Turn, violation: Violation, tally: Tally) -> None:
-        marker = (rule.code, violation.key)
+        markers = [(rule.code, key) for key in (violation.key, *violation.covers)]
         if session.reported is None:
             session.reported = set()
-        if marker not in session.reported:  # a defect is reported once, where it starts
-            session.reported.add(marker)
+        if session.reported.isdisjoint(markers):  # a defect is reported once, where it starts
+            session.reported.update(markers)
             tally.findings.append(self.finding(rule, Place.of(session, turn), violation))
 
     def close(self, session: SessionCheck, tally: Tally) -> None:

@@ -49,6 +49,7 @@ STYLES = [
 ]
 GLM5 = Style("glm-5.1", "reasoning_content", True)
 
+SUMMARY_OPENING = "Here is a summary of the conversation to date:\n\n"
 STORED_DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", "two_users")  # made when a reply is stored
 DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", "two_users", "thinking_disabled", "trim_cut", "overflow", "sliding_window")
 
@@ -74,6 +75,7 @@ class Conversation:
     defect_turn: int
     clock: bool  # the system prompt carries a clock line refreshed every request
     trim_middle: bool  # long histories are trimmed from the middle, first system and user kept
+    summarize: bool = False  # long histories are folded into a summary user message (LangChain's middleware)
     history: list = field(default_factory=list)
     turn: int = 0
     calls: int = 0
@@ -107,6 +109,12 @@ class Conversation:
             return self.history[-self.keep_last:]
         if self.window_start is not None:  # keep-last-N: the first system and user message are gone
             return self.history[self.window_start:]
+        if self.summarize and len(self.history) > 14:  # the state itself is rewritten: later requests carry the summary
+            # it keeps the last six messages or more (what the last request ended with among them), never a
+            # tool result without its call
+            tail = max(i for i in range(2, len(self.history) - 5) if self.history[i]["role"] != "tool")
+            restated = self.history[1]["content"].removeprefix(SUMMARY_OPENING)
+            self.history[1:tail] = [{"role": "user", "content": f"{SUMMARY_OPENING}{restated} {self.text(6)}"}]
         if self.trim_middle and len(self.history) > 14:
             tail = next((i for i in range(len(self.history) - 8, len(self.history)) if self.history[i]["role"] == "assistant"), None)
             if tail is not None:
@@ -186,8 +194,9 @@ class Simulator:
             style = rng.choice([s for s in STYLES if s.passback_on_tool_turns])
         keyed = defect == "overflow" or rng.random() < 0.7
         turns = rng.randint(3, 12)
-        return Conversation(rng, f"s{number:03d}", style, keyed, defect, turns, rng.randint(2, turns),
-                            clock=rng.random() < 0.3, trim_middle=defect != "trim_cut" and rng.random() < 0.3)
+        shortening = rng.choice(("trim_middle", "summarize", None, None)) if defect not in ("trim_cut", "sliding_window") else None
+        return Conversation(rng, f"s{number:03d}", style, keyed, defect, turns, rng.randint(2, turns), clock=rng.random() < 0.3,
+                            trim_middle=shortening == "trim_middle", summarize=shortening == "summarize")
 
     def run(self) -> "Simulator":
         while self.open:

@@ -31,5 +31,5 @@ def test_the_simulation_plants_every_defect_beside_every_legal_look_alike():
     assert {p.defect for s in simulations for p in s.planted} == set(DEFECTS)
     assert all(any(c.defect is None for c in s.conversations) for s in simulations)  # every seed has legal sessions
     assert {STYLES.index(c.style) for c in conversations if c.defect is None} == set(range(len(STYLES)))
-    assert all(any(getattr(c, variation) for c in conversations if c.defect is None) for variation in ("clock", "trim_middle", "keyed"))
+    assert all(any(getattr(c, variation) for c in conversations if c.defect is None) for variation in ("clock", "trim_middle", "summarize", "keyed"))
     assert any(not c.keyed for c in conversations if c.defect is None) and sum(s.retries for s in simulations) > 0

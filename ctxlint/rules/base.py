@@ -29,6 +29,9 @@ class Violation:
     tool_call_id: str | None = None
     pointer: str | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
+    # keys of defects this one covers: when any was reported, this one was too (and once
+    # this one is, they all are)
+    covers: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,7 +46,7 @@ class OrphanToolResult(Rule):
         start = ctx.unchanged(self)
         caller = last_assistant_before(messages, start)  # the calls open where judging resumes
         open_ids: set[str] | None = set(tool_call_ids(messages[caller])) if caller is not None else None
-        opening: list[tuple[int, str]] = []  # results before any assistant message: one defect
+        opening: list[tuple[int, str, tuple]] = []  # results before any assistant message: one defect
         for index in range(start, len(messages)):
             message = messages[index]
             role = role_of(message)
@@ -56,23 +56,25 @@ class OrphanToolResult(Rule):
                 call_id = message.get("tool_call_id")
                 if not isinstance(call_id, str):
                     continue  # CTX010 reports a missing id
+                result = (call_id, short_hash(text_of(message.get("content"))))
                 if open_ids is None:
-                    opening.append((index, call_id))
+                    opening.append((index, call_id, result))
                 elif call_id not in open_ids:
                     yield Violation(
                         f"tool result for {call_id!r} at message {ctx.label(index)} answers no call: the nearest assistant message before it made no call with that id",
-                        key=(call_id, short_hash(text_of(message.get("content")))),
-                        message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
+                        key=result, message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
                     )
         if opening:
-            index, call_id = opening[0]
+            index, call_id, _ = opening[0]
             if len(opening) == 1:
                 results = f"tool result for {call_id!r} at message {ctx.label(index)} answers"
             else:
-                ids, labels = (", ".join(dict.fromkeys(texts)) for texts in zip(*((repr(c), ctx.label(i)) for i, c in opening)))
+                ids, labels = (", ".join(dict.fromkeys(texts)) for texts in zip(*((repr(c), ctx.label(i)) for i, c, _ in opening)))
                 results = f"{len(opening)} tool results ({ids}) at {'messages' if ',' in labels else 'message'} {labels} answer"
             yield Violation(
                 f"{results} no call: there is no assistant message before {'it' if len(opening) == 1 else 'them'}",
-                key=("opens the history",), message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
-                evidence={"tool_call_ids": [c for _, c in opening]} if len(opening) > 1 else {},
+                # a result reported before (its call dropped, then the history cut up to it) is this defect too
+                key=("opens the history",), covers=tuple(result for _, _, result in opening),
+                message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
+                evidence={"tool_call_ids": [c for _, c, _ in opening]} if len(opening) > 1 else {},
             )

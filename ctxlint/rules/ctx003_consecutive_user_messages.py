@@ -42,13 +42,17 @@ class ConsecutiveUserMessages(Rule):
 
     def check(self, ctx) -> Iterable[Violation]:
         messages = ctx.messages
+        identities = ctx.turn.identities
         transition = ctx.transition
-        # a summary stands where the cut history was: before messages carried on, not among the new ones
-        summaries = {i for i in transition.put_in(messages) if i < transition.new_from} if transition is not None and transition.cut else ()
+        if transition is not None and transition.cut:
+            # a summary stands where the cut history was: before messages carried on, not among the new ones;
+            # later requests carry it on, and it stays a summary there
+            ctx.session.summaries |= {identities[i] for i in transition.put_in(messages) if i < transition.new_from}
+        summaries = ctx.session.summaries
         for index in range(max(1, ctx.unchanged(self)), len(messages)):
             if role_of(messages[index]) == "user" and role_of(messages[index - 1]) == "user" \
                     and not different_participants(messages[index - 1], messages[index]) \
-                    and index not in summaries and index - 1 not in summaries:
+                    and identities[index] not in summaries and identities[index - 1] not in summaries:
                 first, second = (text_of(messages[i].get("content")) for i in (index - 1, index))
                 yield Violation(
                     f"messages {ctx.label(index - 1)} and {ctx.label(index)} are both user messages",
