@@ -34,24 +34,31 @@ class Style:
     # the content), "thinking" (Anthropic thinking blocks), or None
     reasoning: str | None
     passback_on_tool_turns: bool  # the profile requires that reasoning back on (open) tool-call turns
-    thinking: dict | None = None  # the request's thinking setting
+    settings: dict = field(default_factory=dict)  # what every request sets besides messages and tools (thinking…)
     api: str = "chat"  # or "anthropic": the chat-shaped history is written as Messages API bodies
 
 
 STYLES = [
     Style("deepseek-reasoner", "reasoning_content", True),
-    Style("glm-4.6", "reasoning_content", True, {"type": "enabled"}),
-    Style("glm-4.6", None, False, {"type": "disabled"}),  # GLM-4.6 may have thinking off
+    Style("glm-4.6", "reasoning_content", True, {"thinking": {"type": "enabled"}}),
+    Style("glm-4.6", None, False, {"thinking": {"type": "disabled"}}),  # GLM-4.6 may have thinking off
+    Style("glm-5.1", "reasoning_content", True, {"reasoning_effort": "high"}),  # an effort GLM-5 takes
     Style("kimi-k2-thinking", "reasoning_content", True),
     Style("MiniMax-M2", "inline", True),
+    # thinking models whose reasoning no profile asks back: dropping it even on tool-call turns is legal
+    Style("doubao-seed-1-6-250615", "reasoning_content", False, {"thinking": {"type": "enabled"}}),
+    Style("qwen3-235b-a22b", "reasoning_content", False, {"enable_thinking": True}),
     Style("gpt-4o", None, False),
-    Style("claude-sonnet-4-5", "thinking", True, {"type": "enabled", "budget_tokens": 2048}, api="anthropic"),
+    Style("claude-sonnet-4-5", "thinking", True, {"thinking": {"type": "enabled", "budget_tokens": 2048}}, api="anthropic"),
 ]
 GLM5 = Style("glm-5.1", "reasoning_content", True)
+# what a defect of rejected settings sends on every request (reported once, at the first)
+REJECTED = {"thinking_disabled": {"thinking": {"type": "disabled"}}, "unaccepted_effort": {"reasoning_effort": "medium"}}
 
 SUMMARY_OPENING = "Here is a summary of the conversation to date:\n\n"
 STORED_DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", "two_users")  # made when a reply is stored
-DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", "two_users", "thinking_disabled", "trim_cut", "overflow", "sliding_window")
+DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", "two_users", "thinking_disabled", "unaccepted_effort", "trim_cut",
+           "overflow", "sliding_window")
 
 
 @dataclass
@@ -123,8 +130,8 @@ class Conversation:
 
     def request(self) -> dict:
         body = {"model": self.style.model, "messages": self.sent_messages(), "tools": TOOLS}
-        if self.style.thinking is not None:
-            body["thinking"] = self.style.thinking
+        body.update(self.style.settings)
+        body.update(REJECTED.get(self.defect, {}))
         return body
 
     def reply(self, force_calls: bool | None) -> dict:
@@ -152,7 +159,7 @@ class Conversation:
         """What the app appends to its history after this reply (and its tool results)."""
         kept = dict(reply)
         calls = reply.get("tool_calls") or []
-        if self.style.reasoning not in (None, "inline") and not calls and self.rng.random() < 0.5:
+        if self.style.reasoning not in (None, "inline") and (not calls or not self.style.passback_on_tool_turns) and self.rng.random() < 0.5:
             kept.pop(self.style.reasoning)  # legal: no provider here wants reasoning back on a text turn
         if self.style.reasoning == "thinking" and not calls and self.rng.random() < 0.5:
             for message in self.history:  # legal: once the user speaks, Claude's closed tool loops may lose their thinking
@@ -184,12 +191,12 @@ class Simulator:
         self.planted: list[Planted] = []
         self.conversations = [self._conversation(n, defect_rate) for n in range(sessions)]
         self.open = list(self.conversations)
-        self.retries = 0
+        self.retries = self.side_calls = 0
 
     def _conversation(self, number: int, defect_rate: float) -> Conversation:
         rng = self.rng
         defect = rng.choice(DEFECTS) if rng.random() < defect_rate else None
-        style = GLM5 if defect == "thinking_disabled" else rng.choice(STYLES)
+        style = GLM5 if defect in REJECTED else rng.choice(STYLES)
         if defect == "drop_reasoning" and not style.passback_on_tool_turns:
             style = rng.choice([s for s in STYLES if s.passback_on_tool_turns])
         keyed = defect == "overflow" or rng.random() < 0.7
@@ -231,14 +238,14 @@ class Simulator:
                 c.window_start = starts[-1]
         request = c.request()
         c.sent = len(c.history)
-        if c.defect == "thinking_disabled":
-            request["thinking"] = {"type": "disabled"}  # sent on every request; reported once, at the first
         # a defect planted while storing this reply shows in the next request
         store_defect = c.defect if c.turn + 1 == c.defect_turn and c.defect in STORED_DEFECTS else None
         needs_calls = store_defect in ("drop_tool_turn", "drop_reasoning", "tool_result_as_user")
         reply = c.reply(True if needs_calls else (False if store_defect == "two_users" else None))
         if store_defect is not None:
             c.turns = max(c.turns, c.turn + 1)
+        if c.keyed and c.style.api == "chat" and c.turn > 1 and self.rng.random() < 0.15:
+            self._side_call(c)  # legal: another agent's call under the session's key
         first_line = len(self.records) + 1
         if c.keyed and self.rng.random() < 0.08:  # a 429 first, then the same request again: legal
             self.retries += 1
@@ -252,7 +259,7 @@ class Simulator:
         self._write(c, request, {"object": "chat.completion", "model": c.style.model,
                                  "choices": [{"index": 0, "message": reply, "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop"}],
                                  "usage": {"prompt_tokens": 200 + 40 * len(request["messages"]), "completion_tokens": 40}})
-        if (c.turn == 1) if c.defect == "thinking_disabled" else defect_now not in (None, "sliding_window"):
+        if (c.turn == 1) if c.defect in REJECTED else defect_now not in (None, "sliding_window"):
             self._plant(c, first_line)
         if c.keep_last is not None:  # what the window has lost by now, each reported where it goes
             lost = [c.history[i] for i in (0, 1) if len(c.history) - i > c.keep_last and i not in c.window_lost]
@@ -264,6 +271,24 @@ class Simulator:
             if codes:
                 self.planted.append(Planted(c.id, "sliding_window", first_line, codes))
         c.history += c.stored(reply, store_defect)
+
+    def _side_call(self, c: Conversation) -> None:
+        """A title call to a smaller model without a system prompt, or a sub-agent with its own
+        prompt and a tool loop, logged under the main conversation's key."""
+        def reply(message: dict) -> dict:
+            return {"object": "chat.completion", "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}]}
+        self.side_calls += 1
+        if self.rng.random() < 0.5:
+            question = {"role": "user", "content": f"Write a five-word title for this conversation: {c.history[1]['content']}"}
+            self._write(c, {"model": "gpt-4o-mini", "messages": [question]}, reply({"role": "assistant", "content": "Rome trip on a budget"}))
+            return
+        prompt = {"role": "system", "content": "You are a flight-search sub-agent. Answer with the cheapest morning flight as JSON."}
+        task = {"role": "user", "content": f"Flights from Paris to {self.rng.choice(CITIES)} on May {self.rng.randint(1, 28)}, before noon."}
+        call = {"role": "assistant", "content": None, "tool_calls": [{"id": f"call_{c.id}_side{self.side_calls}", "type": "function",
+                "function": {"name": "search_flights", "arguments": '{"origin": "Paris", "destination": "Rome"}'}}]}
+        result = {"role": "tool", "tool_call_id": call["tool_calls"][0]["id"], "content": '{"flights": ["AF1104 07:10"]}'}
+        self._write(c, {"model": "gpt-4o", "messages": [prompt, task], "tools": TOOLS}, reply(call))
+        self._write(c, {"model": "gpt-4o", "messages": [prompt, task, call, result], "tools": TOOLS}, reply({"role": "assistant", "content": '{"flight": "AF1104"}'}))
 
     def _write(self, c: Conversation, request: dict, response: dict, status: int = 200) -> int:
         if c.style.api == "anthropic":
@@ -281,6 +306,7 @@ class Simulator:
             "tool_result_as_user": ("CTX009",),
             "two_users": ("CTX003",),
             "thinking_disabled": ("CTX005",),
+            "unaccepted_effort": ("CTX005",),
             "trim_cut": ("CTX008", "CTX008"),
             "overflow": ("CTX006",),
         }[c.defect]
