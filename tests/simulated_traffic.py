@@ -1,10 +1,16 @@
-"""Simulated agent traffic: interleaved sessions of several providers, each either legal
-throughout or carrying one defect of the mission planted at a known turn, with the
-findings that defect must produce. Legal variations that only look suspicious are mixed
-in at random: a clock line refreshed in the system prompt, parallel tool results
-answered out of order, history trimmed from the middle that keeps the first system and
-user messages, reasoning dropped where the provider ignores it, a request retried after
-a 429, thinking disabled where the model allows it, sessions with and without a key.
+"""Simulated agent traffic: interleaved sessions of several providers (chat-completions
+and Anthropic Messages; DeepSeek, GLM, Kimi, MiniMax, Doubao, Qwen, OpenAI, Claude), each
+either legal throughout or carrying one defect of the mission planted at a known turn,
+with the findings that defect must produce where it starts.
+
+Legal variations that only look suspicious are mixed in at random: a clock line refreshed
+in the system prompt; parallel tool results answered out of order; history trimmed from
+the middle that keeps the first system and user messages, or folded into a summary user
+message (LangChain's summarization middleware); reasoning dropped where the provider
+ignores it (text turns; tool-call turns of models no profile asks it back from; Claude's
+closed tool loops); a request retried after a 429; thinking disabled where the model
+allows it; title calls and sub-agents under the main session's key; sessions with and
+without a key, under the several names a key goes by; replies logged as SSE streams.
 """
 
 from __future__ import annotations
@@ -83,6 +89,8 @@ class Conversation:
     clock: bool  # the system prompt carries a clock line refreshed every request
     trim_middle: bool  # long histories are trimmed from the middle, first system and user kept
     summarize: bool = False  # long histories are folded into a summary user message (LangChain's middleware)
+    streamed: bool = False  # replies are logged as the SSE stream that carried them
+    key_name: str = "session_id"  # the envelope field that names the session
     history: list = field(default_factory=list)
     turn: int = 0
     calls: int = 0
@@ -203,7 +211,8 @@ class Simulator:
         turns = rng.randint(3, 12)
         shortening = rng.choice(("trim_middle", "summarize", None, None)) if defect not in ("trim_cut", "sliding_window") else None
         return Conversation(rng, f"s{number:03d}", style, keyed, defect, turns, rng.randint(2, turns), clock=rng.random() < 0.3,
-                            trim_middle=shortening == "trim_middle", summarize=shortening == "summarize")
+                            trim_middle=shortening == "trim_middle", summarize=shortening == "summarize", streamed=rng.random() < 0.3,
+                            key_name=rng.choice(("session_id", "session_id", "conversation_id", "thread_id", "metadata.session_id")))
 
     def run(self) -> "Simulator":
         while self.open:
@@ -293,8 +302,12 @@ class Simulator:
     def _write(self, c: Conversation, request: dict, response: dict, status: int = 200) -> int:
         if c.style.api == "anthropic":
             request, response = anthropic_body(request), anthropic_response(response, c.style.model)
-        if c.keyed:
-            self.records.append({"session_id": c.id, "request": request, "response": response, "status": status})
+        elif c.streamed and "choices" in response:
+            response = sse_stream(response)
+        if c.keyed:  # the envelope names the session its own way
+            record = {"ts": f"2026-12-04T10:{len(self.records) // 60 % 60:02d}:{len(self.records) % 60:02d}Z"}
+            record.update({"metadata": {"session_id": c.id}} if c.key_name == "metadata.session_id" else {c.key_name: c.id})
+            self.records.append({**record, "request": request, "response": response, "status": status})
         else:
             self.records.append(request)
         return len(self.records)
@@ -352,3 +365,20 @@ def anthropic_response(response: dict, model: str) -> dict:
     return {"id": f"msg_{reply.get('tool_calls', [{}])[0].get('id', 'text')}", "type": "message", "role": "assistant", "model": model,
             "content": anthropic_message(reply)["content"], "stop_reason": "tool_use" if reply.get("tool_calls") else "end_turn",
             "usage": {"input_tokens": response["usage"]["prompt_tokens"], "output_tokens": 40}}
+
+
+def sse_stream(response: dict) -> str:
+    """A chat.completion as the server-sent events of its stream: reasoning and content in
+    pieces, tool calls by index with their arguments split, usage in the last chunk."""
+    message, finish = response["choices"][0]["message"], response["choices"][0]["finish_reason"]
+    deltas: list[dict] = [{"role": "assistant"}]
+    for field in ("reasoning_content", "content"):
+        text = message.get(field) or ""
+        deltas += [{field: text[i:i + 7]} for i in range(0, len(text), 7)]
+    for index, call in enumerate(message.get("tool_calls", ())):
+        arguments = call["function"]["arguments"]
+        deltas.append({"tool_calls": [{"index": index, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"], "arguments": ""}}]})
+        deltas += [{"tool_calls": [{"index": index, "function": {"arguments": arguments[i:i + 5]}}]} for i in range(0, len(arguments), 5)]
+    chunks = [{"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": None}]} for delta in deltas]
+    chunks.append({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": response.get("usage")})
+    return "".join(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
