@@ -62,9 +62,11 @@ GLM5 = Style("glm-5.1", "reasoning_content", True)
 REJECTED = {"thinking_disabled": {"thinking": {"type": "disabled"}}, "unaccepted_effort": {"reasoning_effort": "medium"}}
 
 SUMMARY_OPENING = "Here is a summary of the conversation to date:\n\n"
-STORED_DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", "two_users")  # made when a reply is stored
-DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", "two_users", "thinking_disabled", "unaccepted_effort", "trim_cut",
-           "overflow", "sliding_window")
+# made when a reply is stored: those made on a tool-call turn, and the others
+CALL_TURN_DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", "unanswered_call", "edited_reasoning", "arguments_as_object",
+                     "duplicate_result")
+STORED_DEFECTS = CALL_TURN_DEFECTS + ("two_users", "markup_residue", "truncated_reply_reused")
+DEFECTS = STORED_DEFECTS + ("thinking_disabled", "unaccepted_effort", "trim_cut", "overflow", "sliding_window")
 
 
 @dataclass
@@ -142,12 +144,12 @@ class Conversation:
         body.update(REJECTED.get(self.defect, {}))
         return body
 
-    def reply(self, force_calls: bool | None) -> dict:
+    def reply(self, force_calls: bool | None, least_calls: int = 1) -> dict:
         calls = force_calls if force_calls is not None else (self.turn < self.turns - 1 and self.rng.random() < 0.55)
         message: dict = {"role": "assistant", "content": "" if calls else self.text(self.rng.randint(6, 20))}
         if calls:
             message["tool_calls"] = []
-            for _ in range(self.rng.randint(1, 3)):
+            for _ in range(self.rng.randint(least_calls, 3)):
                 self.calls += 1
                 name = self.rng.choice(TOOLS)["function"]["name"]
                 # never the same call three times running: that is a loop (CTX026), not legal traffic
@@ -177,11 +179,24 @@ class Conversation:
                 kept["content"] = reply["content"].split("</think>", 1)[1].strip()
             else:
                 kept.pop(self.style.reasoning)
+        if planted == "edited_reasoning":  # stored shortened
+            if self.style.reasoning == "thinking":
+                kept["thinking"] = {**reply["thinking"], "thinking": reply["thinking"]["thinking"][:-3]}
+            else:
+                kept[self.style.reasoning] = reply[self.style.reasoning][:-3]
+        if planted == "arguments_as_object":
+            kept["tool_calls"] = [{**call, "function": {**call["function"], "arguments": json.loads(call["function"]["arguments"])}} for call in calls]
+        if planted == "markup_residue":  # the raw stream's end-of-turn token stored with the text
+            kept["content"] = reply["content"] + "<|im_end|>"
         added = [] if planted == "drop_tool_turn" else [kept]
         results = [{"role": "tool", "tool_call_id": call["id"], "content": f'{{"result": "{self.text(6)}"}}'} for call in calls]
         self.rng.shuffle(results)  # parallel results may come back in any order
         if planted == "tool_result_as_user":
             results = [{"role": "user", "content": result["content"]} for result in results[:1]]
+        if planted == "unanswered_call":
+            results = results[1:]
+        if planted == "duplicate_result":
+            results.append(dict(results[0]))
         added += results
         if not calls:
             added.append({"role": "user", "content": self.text(self.rng.randint(4, 12))})
@@ -207,7 +222,12 @@ class Simulator:
         style = GLM5 if defect in REJECTED else rng.choice(STYLES)
         if defect == "drop_reasoning" and not style.passback_on_tool_turns:
             style = rng.choice([s for s in STYLES if s.passback_on_tool_turns])
-        keyed = defect == "overflow" or rng.random() < 0.7
+        if defect == "edited_reasoning":  # judged where the profile asks the reasoning back, compared field to field
+            style = rng.choice([s for s in STYLES if s.passback_on_tool_turns and s.reasoning in ("reasoning_content", "thinking")])
+        if defect in ("arguments_as_object", "markup_residue"):  # chat-completions spellings
+            style = rng.choice([s for s in STYLES if s.api == "chat"])
+        # what only the logged reply shows (its reasoning, that it ran out of tokens, an error) needs one
+        keyed = defect in ("overflow", "edited_reasoning", "truncated_reply_reused") or rng.random() < 0.7
         turns = rng.randint(3, 12)
         shortening = rng.choice(("trim_middle", "summarize", None, None)) if defect not in ("trim_cut", "sliding_window") else None
         return Conversation(rng, f"s{number:03d}", style, keyed, defect, turns, rng.randint(2, turns), clock=rng.random() < 0.3,
@@ -249,8 +269,10 @@ class Simulator:
         c.sent = len(c.history)
         # a defect planted while storing this reply shows in the next request
         store_defect = c.defect if c.turn + 1 == c.defect_turn and c.defect in STORED_DEFECTS else None
-        needs_calls = store_defect in ("drop_tool_turn", "drop_reasoning", "tool_result_as_user")
-        reply = c.reply(True if needs_calls else (False if store_defect == "two_users" else None))
+        needs_calls = store_defect in CALL_TURN_DEFECTS
+        reply = c.reply(True if needs_calls else (None if store_defect is None else False),
+                        least_calls=2 if store_defect in ("unanswered_call", "duplicate_result") else 1)
+        cut_off = store_defect == "truncated_reply_reused"  # the reply ran out of tokens, stored as if complete
         if store_defect is not None:
             c.turns = max(c.turns, c.turn + 1)
         if c.keyed and c.style.api == "chat" and c.turn > 1 and self.rng.random() < 0.15:
@@ -266,7 +288,7 @@ class Simulator:
             c.turns = c.turn  # the app gives up
             return
         self._write(c, request, {"object": "chat.completion", "model": c.style.model,
-                                 "choices": [{"index": 0, "message": reply, "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop"}],
+                                 "choices": [{"index": 0, "message": reply, "finish_reason": "length" if cut_off else "tool_calls" if reply.get("tool_calls") else "stop"}],
                                  "usage": {"prompt_tokens": 200 + 40 * len(request["messages"]), "completion_tokens": 40}})
         if (c.turn == 1) if c.defect in REJECTED else defect_now not in (None, "sliding_window"):
             self._plant(c, first_line)
@@ -322,6 +344,12 @@ class Simulator:
             "unaccepted_effort": ("CTX005",),
             "trim_cut": ("CTX008", "CTX008"),
             "overflow": ("CTX006",),
+            "unanswered_call": ("CTX002",),
+            "edited_reasoning": ("CTX015",),
+            "arguments_as_object": ("CTX027",),
+            "duplicate_result": ("CTX028",),
+            "markup_residue": ("CTX018",),
+            "truncated_reply_reused": ("CTX021",),
         }[c.defect]
         self.planted.append(Planted(c.id, c.defect, line, codes))
 
@@ -356,6 +384,9 @@ def anthropic_message(message: dict) -> dict:
     return {"role": "assistant", "content": blocks}
 
 
+STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
+
+
 def anthropic_response(response: dict, model: str) -> dict:
     if "error" in response:
         error = response["error"]
@@ -363,7 +394,7 @@ def anthropic_response(response: dict, model: str) -> dict:
         return {"type": "error", "error": {"type": error["type"], "message": message}}
     reply = response["choices"][0]["message"]
     return {"id": f"msg_{reply.get('tool_calls', [{}])[0].get('id', 'text')}", "type": "message", "role": "assistant", "model": model,
-            "content": anthropic_message(reply)["content"], "stop_reason": "tool_use" if reply.get("tool_calls") else "end_turn",
+            "content": anthropic_message(reply)["content"], "stop_reason": STOP_REASONS[response["choices"][0]["finish_reason"]],
             "usage": {"input_tokens": response["usage"]["prompt_tokens"], "output_tokens": 40}}
 
 

@@ -2,8 +2,9 @@
 
 Request B continues request A when A's newest conversation message (its anchor: the
 last user or tool message it sent) reappears in B and the messages just before it agree,
-or B opens with the anchor and a reply after it (a keep-last-N history cut right there)
-and the anchor is A's own, not an "ok" any conversation sends.
+or B's history is cut right at the anchor (nothing of A's before it: only a summary of
+what was cut, or nothing) with a reply after it, and the anchor is A's own, not an "ok"
+any conversation sends.
 Matching is on turn identity (role, user/tool text, tool_call ids), never on reasoning
 or system prompts, so the defects ctxlint reports (dropped reasoning, a dropped assistant
 turn, a trimmed prefix, a rewritten system prompt) do not split a session in two.
@@ -69,20 +70,25 @@ DISTINCTIVE_TEXT, DISTINCTIVE_CJK = 12, 4
 _CJK_CHARACTER = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
-def _distinctive_opening(messages: list, conversation: list[tuple[int, tuple]]) -> tuple | None:
-    """The identity of the message a request's conversation opens with, when the request is
-    a history cut short right at it: a reply follows it (a new conversation opens with its
-    question alone), and it is one conversation's own (a tool result, named by its call
-    id, or a user message of some length, not an "ok" many conversations send)."""
-    if len(conversation) < 2 or conversation[1][1][0] != "assistant":
-        return None
-    index, identity = conversation[0]
-    if identity[0] == "tool":
-        return identity
-    text = " ".join(text_of(messages[index].get("content")).split()) if identity[0] == "user" else ""
-    if len(text) >= DISTINCTIVE_TEXT or len(_CJK_CHARACTER.findall(text, 0, 64)) >= DISTINCTIVE_CJK:
-        return identity
-    return None
+def _cut_at_anchor(candidate: _Open, messages: list, conversation: list[tuple[int, tuple]]) -> bool:
+    """Whether a request is the candidate's history cut short right at its anchor: a reply
+    follows the anchor (a new conversation opens with its question alone), nothing before
+    it is a message the candidate sent (what stands there, if anything, is new: a summary
+    of what was cut), and the anchor is one conversation's own (a tool result, named by
+    its call id, or a user message of some length, not an "ok" many conversations send)."""
+    identities = [identity for _, identity in conversation]
+    try:
+        position = identities.index(candidate.anchor)
+    except ValueError:
+        return False
+    if position + 1 >= len(identities) or identities[position + 1][0] != "assistant":
+        return False
+    if any(identity in candidate.history for identity in identities[:position]):
+        return False
+    if candidate.anchor[0] == "tool":
+        return True
+    text = " ".join(text_of(messages[conversation[position][0]].get("content")).split()) if candidate.anchor[0] == "user" else ""
+    return len(text) >= DISTINCTIVE_TEXT or len(_CJK_CHARACTER.findall(text, 0, 64)) >= DISTINCTIVE_CJK
 
 
 def _anchor(history: list[tuple]) -> tuple | None:
@@ -104,15 +110,15 @@ class ChainInference:
         probe = make_turn(0, record)
         conversation = probe.conversation_identities()
         identities = [identity for _, identity in conversation]
-        cut_at = _distinctive_opening(record.messages, conversation)
         candidates = {id(o): o for key in set(identities) for o in self._by_anchor.get(key, ())}.values()
         best, best_score = None, 0
         for candidate in candidates:
             score = _agreement(candidate, identities)
             # Two agreeing messages, or all there are before the anchor in a session's first
-            # request; or the anchor alone where a kept-last-N history starts right at it.
+            # request; or the anchor alone where a kept-last-N history (or a summary of what
+            # it cut) starts right at it.
             needed = min(2, len(candidate.history) - candidate.history[::-1].index(candidate.anchor))
-            if cut_at is not None and cut_at == candidate.anchor:
+            if score == 1 and needed == 2 and _cut_at_anchor(candidate, record.messages, conversation):
                 needed = 1
             if score >= needed and (score, candidate.last_seen) > (best_score, best.last_seen if best else -1):
                 best, best_score = candidate, score
