@@ -1,5 +1,6 @@
-"""Simulated agent traffic: interleaved sessions of several providers (chat-completions
-and Anthropic Messages; DeepSeek, GLM, Kimi, MiniMax, Doubao, Qwen, OpenAI, Claude), each
+"""Simulated agent traffic: interleaved sessions of several providers (chat-completions,
+Anthropic Messages, OpenAI Responses; DeepSeek, GLM, Kimi, MiniMax, Doubao, Qwen, OpenAI,
+Claude), each
 either legal throughout or carrying one defect of the mission planted at a known turn,
 with the findings that defect must produce where it starts.
 
@@ -56,6 +57,8 @@ STYLES = [
     Style("qwen3-235b-a22b", "reasoning_content", False, {"enable_thinking": True}),
     Style("gpt-4o", None, False),
     Style("claude-sonnet-4-5", "thinking", True, {"thinking": {"type": "enabled", "budget_tokens": 2048}}, api="anthropic"),
+    # reasoning items before the function calls they led to, sent back with the calls' item ids
+    Style("gpt-5", "reasoning_item", True, {"store": False, "include": ["reasoning.encrypted_content"]}, api="responses"),
 ]
 GLM5 = Style("glm-5.1", "reasoning_content", True)
 # what a defect of rejected settings sends on every request (reported once, at the first)
@@ -161,6 +164,9 @@ class Conversation:
             message["content"] = f"<think>\n{thought}\n</think>\n\n{message['content']}"
         elif self.style.reasoning == "thinking":
             message["thinking"] = {"type": "thinking", "thinking": thought, "signature": f"sig-{self.id}-{self.turn}"}
+        elif self.style.reasoning == "reasoning_item":
+            message["reasoning_item"] = {"id": f"rs_{self.id}_{self.turn}", "type": "reasoning", "summary": [],
+                                         "encrypted_content": f"gAAAA-{self.id}-{self.turn}"}
         elif self.style.reasoning is not None:
             message[self.style.reasoning] = thought
         return message
@@ -226,8 +232,10 @@ class Simulator:
             style = rng.choice([s for s in STYLES if s.passback_on_tool_turns and s.reasoning in ("reasoning_content", "thinking")])
         if defect in ("arguments_as_object", "markup_residue"):  # chat-completions spellings
             style = rng.choice([s for s in STYLES if s.api == "chat"])
-        # what only the logged reply shows (its reasoning, that it ran out of tokens, an error) needs one
-        keyed = defect in ("overflow", "edited_reasoning", "truncated_reply_reused") or rng.random() < 0.7
+        # what only the logged reply shows (its reasoning, that it ran out of tokens, an error) needs one; so
+        # does a Responses call sent without its reasoning item (a turn at effort none had none to send)
+        keyed = defect in ("overflow", "edited_reasoning", "truncated_reply_reused") or rng.random() < 0.7 or (
+            defect == "drop_reasoning" and style.api == "responses")
         turns = rng.randint(3, 12)
         shortening = rng.choice(("trim_middle", "summarize", None, None)) if defect not in ("trim_cut", "sliding_window") else None
         return Conversation(rng, f"s{number:03d}", style, keyed, defect, turns, rng.randint(2, turns), clock=rng.random() < 0.3,
@@ -324,6 +332,8 @@ class Simulator:
     def _write(self, c: Conversation, request: dict, response: dict, status: int = 200) -> int:
         if c.style.api == "anthropic":
             request, response = anthropic_body(request), anthropic_response(response, c.style.model)
+        elif c.style.api == "responses":
+            request, response = responses_body(request), responses_reply(response, c.style.model)
         elif c.streamed and "choices" in response:
             response = sse_stream(response)
         if c.keyed:  # the envelope names the session its own way
@@ -413,3 +423,40 @@ def sse_stream(response: dict) -> str:
     chunks = [{"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": None}]} for delta in deltas]
     chunks.append({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": response.get("usage")})
     return "".join(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
+
+
+def responses_body(request: dict) -> dict:
+    """A chat-shaped request as the Responses API body that says the same (stateless: the
+    whole history as input items, reasoning items encrypted)."""
+    messages = request["messages"]
+    body = {name: value for name, value in request.items() if name not in ("messages", "tools")}
+    body["tools"] = [{"type": "function", "name": t["function"]["name"], "description": t["function"]["description"],
+                      "parameters": t["function"]["parameters"]} for t in request["tools"]]
+    if messages and messages[0]["role"] == "system":
+        body["instructions"], messages = messages[0]["content"], messages[1:]
+    body["input"] = [item for message in messages for item in response_items(message)]
+    return body
+
+
+def response_items(message: dict) -> list[dict]:
+    if message["role"] == "tool":
+        return [{"type": "function_call_output", "call_id": message["tool_call_id"], "output": message["content"]}]
+    if message["role"] == "user":
+        return [{"role": "user", "content": message["content"]}]
+    items = [message["reasoning_item"]] if "reasoning_item" in message else []
+    if message["content"]:
+        items.append({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": message["content"]}]})
+    items += [{"type": "function_call", "id": "fc_" + call["id"].removeprefix("call_"), "call_id": call["id"], "name": call["function"]["name"],
+               "arguments": call["function"]["arguments"], "status": "completed"} for call in message.get("tool_calls", ())]
+    return items
+
+
+def responses_reply(response: dict, model: str) -> dict:
+    if "error" in response:
+        error = response["error"]
+        return {"error": {"message": error["message"], "type": error["type"], "code": error.get("code")}}
+    reply = response["choices"][0]["message"]
+    finish = response["choices"][0]["finish_reason"]
+    return {"object": "response", "model": model, "status": "incomplete" if finish == "length" else "completed",
+            **({"incomplete_details": {"reason": "max_output_tokens"}} if finish == "length" else {}),
+            "output": response_items(reply), "usage": {"input_tokens": response["usage"]["prompt_tokens"], "output_tokens": 40}}
