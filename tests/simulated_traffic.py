@@ -9,7 +9,8 @@ in the system prompt; parallel tool results answered out of order; history trimm
 the middle that keeps the first system and user messages, or folded into a summary user
 message (LangChain's summarization middleware); reasoning dropped where the provider
 ignores it (text turns; tool-call turns of models no profile asks it back from; Claude's
-closed tool loops); a request retried after a 429; thinking disabled where the model
+closed tool loops); a request retried after a 429, or sent again for another reply
+(regenerate) and the conversation going on from that one; thinking disabled where the model
 allows it; title calls and sub-agents under the main session's key; sessions with and
 without a key, under the several names a key goes by; replies logged as SSE streams.
 """
@@ -220,7 +221,7 @@ class Simulator:
         self.planted: list[Planted] = []
         self.conversations = [self._conversation(n, defect_rate) for n in range(sessions)]
         self.open = list(self.conversations)
-        self.retries = self.side_calls = 0
+        self.retries = self.side_calls = self.regenerations = 0
 
     def _conversation(self, number: int, defect_rate: float) -> Conversation:
         rng = self.rng
@@ -289,15 +290,16 @@ class Simulator:
         if c.keyed and self.rng.random() < 0.08:  # a 429 first, then the same request again: legal
             self.retries += 1
             self._write(c, request, {"error": {"message": "Rate limit reached, retry later", "type": "rate_limit_error"}}, status=429)
+        elif defect_now != "overflow" and self.rng.random() < 0.05:  # regenerated: the first reply is let go, legal
+            self.regenerations += 1
+            self._write(c, request, self._completion(c, c.reply(False), len(request["messages"])))
         if defect_now == "overflow":
             error = {"message": "This model's maximum context length is 128000 tokens. However, your messages resulted in 132000 tokens.",
                      "type": "invalid_request_error", "code": "context_length_exceeded"}
             self._plant(c, self._write(c, request, {"error": error}, status=400))
             c.turns = c.turn  # the app gives up
             return
-        self._write(c, request, {"object": "chat.completion", "model": c.style.model,
-                                 "choices": [{"index": 0, "message": reply, "finish_reason": "length" if cut_off else "tool_calls" if reply.get("tool_calls") else "stop"}],
-                                 "usage": {"prompt_tokens": 200 + 40 * len(request["messages"]), "completion_tokens": 40}})
+        self._write(c, request, self._completion(c, reply, len(request["messages"]), cut_off))
         if (c.turn == 1) if c.defect in REJECTED else defect_now not in (None, "sliding_window"):
             self._plant(c, first_line)
         if c.keep_last is not None:  # what the window has lost by now, each reported where it goes
@@ -310,6 +312,12 @@ class Simulator:
             if codes:
                 self.planted.append(Planted(c.id, "sliding_window", first_line, codes))
         c.history += c.stored(reply, store_defect)
+
+    @staticmethod
+    def _completion(c: Conversation, reply: dict, sent: int, cut_off: bool = False) -> dict:
+        finish = "length" if cut_off else "tool_calls" if reply.get("tool_calls") else "stop"
+        return {"object": "chat.completion", "model": c.style.model, "choices": [{"index": 0, "message": reply, "finish_reason": finish}],
+                "usage": {"prompt_tokens": 200 + 40 * sent, "completion_tokens": 40}}
 
     def _side_call(self, c: Conversation) -> None:
         """A title call to a smaller model without a system prompt, or a sub-agent with its own
