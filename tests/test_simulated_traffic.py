@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import json_report, write_records
+from helpers import json_report, run_cli, write_records
 from simulated_traffic import DEFECTS, STYLES, Simulator
 
 SEEDS = range(16)
@@ -34,3 +34,11 @@ def test_the_simulation_plants_every_defect_beside_every_legal_look_alike():
     assert all(any(getattr(c, variation) for c in conversations if c.defect is None) for variation in ("clock", "trim_middle", "summarize", "keyed"))
     assert any(not c.keyed for c in conversations if c.defect is None)
     assert all(sum(getattr(s, kind) for s in simulations) > 0 for kind in ("retries", "regenerations", "side_calls"))
+
+
+def test_jobs_give_the_same_report_on_simulated_traffic(tmp_path):
+    """Keyed and keyless sessions, side calls under a key (key#2), several key names: two
+    workers split them and write the report one process writes."""
+    log = write_records(tmp_path / "sim.jsonl", Simulator(3, sessions=80).run().records)
+    single, double = (run_cli("check", log, "--format", "json", "--jobs", jobs) for jobs in ("1", "2"))
+    assert single.exit_code == double.exit_code == 1 and single.stdout == double.stdout
