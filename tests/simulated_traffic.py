@@ -1,6 +1,6 @@
 """Simulated agent traffic: interleaved sessions of several providers (chat-completions,
-Anthropic Messages, OpenAI Responses; DeepSeek, GLM, Kimi, MiniMax, Doubao, Qwen, OpenAI,
-Claude), each
+Anthropic Messages, OpenAI Responses, Gemini generateContent; DeepSeek, GLM, Kimi,
+MiniMax, Doubao, Qwen, OpenAI, Claude, Gemini), each
 either legal throughout or carrying one defect of the mission planted at a known turn,
 with the findings that defect must produce where it starts.
 
@@ -60,6 +60,8 @@ STYLES = [
     Style("claude-sonnet-4-5", "thinking", True, {"thinking": {"type": "enabled", "budget_tokens": 2048}}, api="anthropic"),
     # reasoning items before the function calls they led to, sent back with the calls' item ids
     Style("gpt-5", "reasoning_item", True, {"store": False, "include": ["reasoning.encrypted_content"]}, api="responses"),
+    # thought signatures on the first function call of a turn; calls without ids, paired by name
+    Style("gemini-3-pro-preview", "signature", True, api="gemini"),
 ]
 GLM5 = Style("glm-5.1", "reasoning_content", True)
 # what a defect of rejected settings sends on every request (reported once, at the first)
@@ -105,6 +107,8 @@ class Conversation:
     cut_inside_tool_exchange: bool = False  # the window has opened with tool results (CTX001, once)
     window_lost: set = field(default_factory=set)  # which of the first system and user message it has cut
     sent: int = 0  # how much of the history the last request held
+    call_names: dict = field(default_factory=dict)  # call id -> function: Gemini answers a call by its name
+    titled: bool = False  # a title call was made under the session's key
 
     def __post_init__(self) -> None:
         self.history = [{"role": "system", "content": self.system_prompt()},
@@ -156,8 +160,11 @@ class Conversation:
             for _ in range(self.rng.randint(least_calls, 3)):
                 self.calls += 1
                 name = self.rng.choice(TOOLS)["function"]["name"]
-                # never the same call three times running: that is a loop (CTX026), not legal traffic
-                arguments = {"city": CITIES[self.calls % len(CITIES)]} if name == "weather" else {"origin": "Paris", "destination": CITIES[self.calls % len(CITIES)]}
+                # never the same call twice in a session: three times running is a loop (CTX026), and
+                # Gemini's calls, named by their arguments, renumber when history between two alike is cut
+                city = CITIES[self.calls % len(CITIES)]
+                arguments = {"city": city, "day": self.calls} if name == "weather" else {"origin": "Paris", "destination": city, "day": self.calls}
+                self.call_names[f"call_{self.id}_{self.calls}"] = name
                 message["tool_calls"].append({"id": f"call_{self.id}_{self.calls}", "type": "function",
                                               "function": {"name": name, "arguments": json.dumps(arguments)}})
         thought = f"The user wants {self.text(5)}."
@@ -165,6 +172,8 @@ class Conversation:
             message["content"] = f"<think>\n{thought}\n</think>\n\n{message['content']}"
         elif self.style.reasoning == "thinking":
             message["thinking"] = {"type": "thinking", "thinking": thought, "signature": f"sig-{self.id}-{self.turn}"}
+        elif self.style.reasoning == "signature":
+            message["signature"] = f"CiQB{self.id}{self.turn}"
         elif self.style.reasoning == "reasoning_item":
             message["reasoning_item"] = {"id": f"rs_{self.id}_{self.turn}", "type": "reasoning", "summary": [],
                                          "encrypted_content": f"gAAAA-{self.id}-{self.turn}"}
@@ -178,9 +187,9 @@ class Conversation:
         calls = reply.get("tool_calls") or []
         if self.style.reasoning not in (None, "inline") and (not calls or not self.style.passback_on_tool_turns) and self.rng.random() < 0.5:
             kept.pop(self.style.reasoning)  # legal: no provider here wants reasoning back on a text turn
-        if self.style.reasoning == "thinking" and not calls and self.rng.random() < 0.5:
-            for message in self.history:  # legal: once the user speaks, Claude's closed tool loops may lose their thinking
-                message.pop("thinking", None)
+        if self.style.reasoning in ("thinking", "signature") and not calls and self.rng.random() < 0.5:
+            for message in self.history:  # legal: once the user speaks, closed tool loops may lose Claude's thinking, Gemini's signatures
+                message.pop(self.style.reasoning, None)
         if planted == "drop_reasoning":
             if self.style.reasoning == "inline":
                 kept["content"] = reply["content"].split("</think>", 1)[1].strip()
@@ -236,7 +245,7 @@ class Simulator:
         # what only the logged reply shows (its reasoning, that it ran out of tokens, an error) needs one; so
         # does a Responses call sent without its reasoning item (a turn at effort none had none to send)
         keyed = defect in ("overflow", "edited_reasoning", "truncated_reply_reused") or rng.random() < 0.7 or (
-            defect == "drop_reasoning" and style.api == "responses")
+            defect == "drop_reasoning" and style.api in ("responses", "gemini"))  # a bare Gemini body names no model
         turns = rng.randint(3, 12)
         shortening = rng.choice(("trim_middle", "summarize", None, None)) if defect not in ("trim_cut", "sliding_window") else None
         return Conversation(rng, f"s{number:03d}", style, keyed, defect, turns, rng.randint(2, turns), clock=rng.random() < 0.3,
@@ -325,7 +334,10 @@ class Simulator:
         def reply(message: dict) -> dict:
             return {"object": "chat.completion", "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}]}
         self.side_calls += 1
-        if self.rng.random() < 0.5:
+        if not c.titled and self.rng.random() < 0.5:
+            # once: a second standalone call of the same model, without a prompt, reads as that
+            # conversation sending its next message without its history (a defect ctxlint reports)
+            c.titled = True
             question = {"role": "user", "content": f"Write a five-word title for this conversation: {c.history[1]['content']}"}
             self._write(c, {"model": "gpt-4o-mini", "messages": [question]}, reply({"role": "assistant", "content": "Rome trip on a budget"}))
             return
@@ -342,12 +354,15 @@ class Simulator:
             request, response = anthropic_body(request), anthropic_response(response, c.style.model)
         elif c.style.api == "responses":
             request, response = responses_body(request), responses_reply(response, c.style.model)
+        elif c.style.api == "gemini":
+            request, response = gemini_body(request, c.call_names), gemini_reply(response, c.style.model, c.call_names)
         elif c.streamed and "choices" in response:
             response = sse_stream(response)
         if c.keyed:  # the envelope names the session its own way
             record = {"ts": f"2026-12-04T10:{len(self.records) // 60 % 60:02d}:{len(self.records) % 60:02d}Z"}
             record.update({"metadata": {"session_id": c.id}} if c.key_name == "metadata.session_id" else {c.key_name: c.id})
-            self.records.append({**record, "request": request, "response": response, "status": status})
+            model = {"model": c.style.model} if c.style.api == "gemini" else {}  # its body names none: the URL does
+            self.records.append({**record, **model, "request": request, "response": response, "status": status})
         else:
             self.records.append(request)
         return len(self.records)
@@ -468,3 +483,50 @@ def responses_reply(response: dict, model: str) -> dict:
     return {"object": "response", "model": model, "status": "incomplete" if finish == "length" else "completed",
             **({"incomplete_details": {"reason": "max_output_tokens"}} if finish == "length" else {}),
             "output": response_items(reply), "usage": {"input_tokens": response["usage"]["prompt_tokens"], "output_tokens": 40}}
+
+
+def gemini_body(request: dict, names: dict) -> dict:
+    """A chat-shaped request as the generateContent body that says the same."""
+    messages = request["messages"]
+    body: dict = {"tools": [{"functionDeclarations": [{"name": t["function"]["name"], "description": t["function"]["description"],
+                                                      "parameters": t["function"]["parameters"]} for t in request["tools"]]}]}
+    if messages and messages[0]["role"] == "system":
+        body["systemInstruction"], messages = {"parts": [{"text": messages[0]["content"]}]}, messages[1:]
+    body["contents"] = []
+    for message in messages:
+        content = gemini_content(message, names)
+        previous = body["contents"][-1] if body["contents"] else None
+        if previous is not None and message["role"] == "tool" and "functionResponse" in previous["parts"][-1]:
+            previous["parts"] += content["parts"]  # parallel results travel in one user content
+        else:
+            body["contents"].append(content)
+    return body
+
+
+def gemini_content(message: dict, names: dict) -> dict:
+    if message["role"] == "tool":
+        name = names[message["tool_call_id"]]
+        return {"role": "user", "parts": [{"functionResponse": {"name": name, "response": json.loads(message["content"])}}]}
+    if message["role"] == "user":
+        return {"role": "user", "parts": [{"text": message["content"]}]}
+    parts = [{"text": message["content"]}] if message["content"] else []
+    for number, call in enumerate(message.get("tool_calls", ())):
+        part = {"functionCall": {"name": call["function"]["name"], "args": json.loads(call["function"]["arguments"])}}
+        if number == 0 and "signature" in message:
+            part["thoughtSignature"] = message["signature"]
+        parts.append(part)
+    if not message.get("tool_calls") and "signature" in message and parts:
+        parts[0]["thoughtSignature"] = message["signature"]
+    return {"role": "model", "parts": parts}
+
+
+def gemini_reply(response: dict, model: str, names: dict) -> dict:
+    if "error" in response:
+        error = response["error"]
+        message = ("The input token count (1100000) exceeds the maximum number of tokens allowed (1048576)."
+                   if error["type"] == "invalid_request_error" else error["message"])
+        return {"error": {"code": 400 if error["type"] == "invalid_request_error" else 429, "message": message,
+                          "status": "INVALID_ARGUMENT" if error["type"] == "invalid_request_error" else "RESOURCE_EXHAUSTED"}}
+    reply = response["choices"][0]
+    return {"candidates": [{"content": gemini_content(reply["message"], names), "finishReason": {"length": "MAX_TOKENS"}.get(reply["finish_reason"], "STOP")}],
+            "usageMetadata": {"promptTokenCount": response["usage"]["prompt_tokens"], "candidatesTokenCount": 40}, "modelVersion": model}

@@ -155,8 +155,11 @@ def _number(call: dict[str, Any], seen: dict[str, int]) -> None:
 
 def _user_messages(parts: list[Any], index: int, pointer: str, calls: dict[str, deque[str]]) -> Iterable[tuple[dict[str, Any], Origin]]:
     """A user content's tool messages (its functionResponse parts) and user messages (runs
-    of its other parts), in order."""
+    of its other parts), in order. A response answers the first call of its name not yet
+    answered; past them, the very response this content gave before answers that call
+    again (a result sent twice), and any other answers none (its call was dropped)."""
     run: list[Any] = []
+    answers: dict[tuple[Any, str], str] = {}  # (name, response) -> the call this content answered with it
     for position, part in enumerate(parts):
         if not isinstance(part, dict):
             raise BodyProblem(f"{pointer}/parts/{position} is not a part (an object)", f"{pointer}/parts/{position}")
@@ -168,13 +171,15 @@ def _user_messages(parts: list[Any], index: int, pointer: str, calls: dict[str, 
             yield _user(run), Origin(index, pointer, content="/parts")
             run = []
         name = answer.get("name")
+        result = answer.get("response")
+        content = result if isinstance(result, str) else orjson.dumps(result, option=orjson.OPT_SORT_KEYS).decode()
         waiting = calls.get(name)
         call_id = answer.get("id") if isinstance(answer.get("id"), str) and answer.get("id") else (
-            waiting.popleft() if waiting else f"{name}:unpaired")
+            waiting.popleft() if waiting else answers.get((name, content), f"{name}:unpaired"))
         if waiting and answer.get("id") in waiting:
             waiting.remove(answer["id"])
-        result = answer.get("response")
-        yield ({"role": "tool", "tool_call_id": call_id, "content": result if isinstance(result, str) else orjson.dumps(result, option=orjson.OPT_SORT_KEYS).decode()},
+        answers.setdefault((name, content), call_id)
+        yield ({"role": "tool", "tool_call_id": call_id, "content": content},
                Origin(index, f"{pointer}/parts/{position}", content="/" + _key(part, "functionResponse")))
     if run:
         yield _user(run), Origin(index, pointer, content="/parts")

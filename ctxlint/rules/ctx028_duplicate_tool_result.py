@@ -59,7 +59,9 @@ class DuplicateToolResult(Rule):
             first = answered.setdefault(call_id, index)
             if first != index and index >= start:
                 yield Violation(
-                    f"tool call {call_id!r} of assistant message {ctx.label(caller)} is answered twice, by messages {ctx.label(first)} and {ctx.label(index)}",
+                    f"tool call {call_id!r} of assistant message {ctx.label(caller)} is answered twice, "
+                    + (f"by messages {ctx.label(first)} and {ctx.label(index)}" if ctx.label(first) != ctx.label(index)
+                       else f"both in message {ctx.label(index)}"),  # one content of another API can hold both
                     key=(ctx.turn.identities[caller], call_id), message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
                     evidence={"first_result_index": first, "same_content": message.get("content") == messages[first].get("content")},
                 )
