@@ -23,6 +23,10 @@ EDIT_SIMILARITY = 0.6  # how alike two texts must be to count as one text, edite
 
 _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
 
+# Han, kana and hangul: scripts whose every character says about as much as a word
+CJK_CHARACTER = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+CJK_RUN = re.compile(CJK_CHARACTER.pattern + "+")
+
 
 def text_of(content: Any) -> str:
     """The text of a message's content: a string, or the text parts of a part list."""

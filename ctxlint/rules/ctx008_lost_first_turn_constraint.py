@@ -4,7 +4,7 @@ import re
 from functools import lru_cache
 from typing import Iterable
 
-from ctxlint.chat import excerpt, message_identity, role_of, text_of
+from ctxlint.chat import CJK_RUN, excerpt, message_identity, role_of, text_of
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx014_undeclared_tool import declared_tool_names
 from ctxlint.sessions.model import NO_MESSAGES, STEERING_ROLES
@@ -21,7 +21,6 @@ _VOLATILE = {"user": re.compile(_CLOCKS_AND_IDS), "system": re.compile(_CLOCKS_A
 _SPACE = re.compile(r"\s+")
 # A summary restates a constraint in other words but keeps its content words: numbers,
 # names, nouns. Han, kana and hangul are read as character pairs, other scripts as words.
-_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 _WORD = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]{3,}")
 _FUNCTION_WORDS = frozenset(
     "the and for with from that this these those you your yours are was were been being have has had "
@@ -47,8 +46,8 @@ def constraint_lines(text: str, role: str) -> frozenset[str]:
 def content_words(text: str) -> frozenset[str]:
     """The words that carry a text's content (lowercased, function words left out)."""
     text = text.lower()
-    words = {word for word in _WORD.findall(_CJK_RUN.sub(" ", text)) if word not in _FUNCTION_WORDS}
-    for run in _CJK_RUN.findall(text):
+    words = {word for word in _WORD.findall(CJK_RUN.sub(" ", text)) if word not in _FUNCTION_WORDS}
+    for run in CJK_RUN.findall(text):
         words.update(run[i:i + 2] for i in range(max(len(run) - 1, 1)))
     return frozenset(words)
 

@@ -18,11 +18,10 @@ agent without its history, in the same file, is the no-history defect, not a new
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ctxlint.chat import message_identity, role_of, similar, text_of, tool_call_ids
+from ctxlint.chat import CJK_CHARACTER, message_identity, role_of, similar, text_of, tool_call_ids
 from ctxlint.ingest.record import Record
 from ctxlint.sessions.model import STEERING_ROLES, Session, Turn, make_turn
 
@@ -67,7 +66,6 @@ def _agreement(candidate: _Open, identities: list[tuple]) -> int:
 # A user message one conversation alone is taken to have sent: 12 characters, or 4 Han,
 # kana or hangul ones (each says about as much as a word); "ok", "继续" are everyone's.
 DISTINCTIVE_TEXT, DISTINCTIVE_CJK = 12, 4
-_CJK_CHARACTER = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
 def _cut_at_anchor(candidate: _Open, messages: list, conversation: list[tuple[int, tuple]]) -> bool:
@@ -88,7 +86,7 @@ def _cut_at_anchor(candidate: _Open, messages: list, conversation: list[tuple[in
     if candidate.anchor[0] == "tool":
         return True
     text = " ".join(text_of(messages[conversation[position][0]].get("content")).split()) if candidate.anchor[0] == "user" else ""
-    return len(text) >= DISTINCTIVE_TEXT or len(_CJK_CHARACTER.findall(text, 0, 64)) >= DISTINCTIVE_CJK
+    return len(text) >= DISTINCTIVE_TEXT or len(CJK_CHARACTER.findall(text, 0, 64)) >= DISTINCTIVE_CJK
 
 
 def _anchor(history: list[tuple]) -> tuple | None:

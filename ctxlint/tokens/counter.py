@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,13 +9,12 @@ import orjson
 import tiktoken.model
 
 from ctxlint.caching import IdentityCache
-from ctxlint.chat import text_of, tool_calls_of
+from ctxlint.chat import CJK_CHARACTER, text_of, tool_calls_of
 from ctxlint.tokens.offline_encodings import EncodingUnavailable, offline_encoding
 
 # OpenAI's documented chat framing: a few tokens per message and per reply.
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_REPLY = 3
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
 # How far an offline count can be from the model's own tokenizer: cl100k_base against
@@ -47,7 +45,7 @@ class TokenCount:
 
 def estimate_tokens(text: str) -> int:
     """Documented fallback: CJK ~1 token per character, other text ~4 characters per token."""
-    cjk = len(_CJK.findall(text))
+    cjk = len(CJK_CHARACTER.findall(text))
     return cjk + (len(text) - cjk + 3) // 4
 
 
