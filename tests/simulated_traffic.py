@@ -436,9 +436,9 @@ def sse_stream(response: dict) -> str:
     pieces, tool calls by index with their arguments split, usage in the last chunk."""
     message, finish = response["choices"][0]["message"], response["choices"][0]["finish_reason"]
     deltas: list[dict] = [{"role": "assistant"}]
-    for field in ("reasoning_content", "content"):
-        text = message.get(field) or ""
-        deltas += [{field: text[i:i + 7]} for i in range(0, len(text), 7)]
+    for name in ("reasoning_content", "content"):
+        text = message.get(name) or ""
+        deltas += [{name: text[i:i + 7]} for i in range(0, len(text), 7)]
     for index, call in enumerate(message.get("tool_calls", ())):
         arguments = call["function"]["arguments"]
         deltas.append({"tool_calls": [{"index": index, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"], "arguments": ""}}]})
