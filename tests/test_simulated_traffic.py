@@ -4,6 +4,9 @@ each where it starts, and nothing on the legal lines."""
 
 from __future__ import annotations
 
+import gzip
+
+import orjson
 import pytest
 
 from helpers import json_report, run_cli, write_records
@@ -42,3 +45,22 @@ def test_jobs_give_the_same_report_on_simulated_traffic(tmp_path):
     log = write_records(tmp_path / "sim.jsonl", Simulator(3, sessions=80).run().records)
     single, double = (run_cli("check", log, "--format", "json", "--jobs", jobs) for jobs in ("1", "2"))
     assert single.exit_code == double.exit_code == 1 and single.stdout == double.stdout
+
+
+def test_keyed_sessions_read_across_a_rotated_log(tmp_path):
+    """The same traffic rotated into two files, the older one gzipped: a keyed session goes on
+    across them, and its defects are found once, where they start, in the file they are in.
+    (Keyless sessions are inferred within one file, so only keyed ones are compared.)"""
+    simulation = Simulator(5).run()
+    half = len(simulation.records) // 2
+    older = tmp_path / "app.log.1.jsonl.gz"
+    older.write_bytes(gzip.compress(b"".join(orjson.dumps(record) + b"\n" for record in simulation.records[:half])))
+    newer = write_records(tmp_path / "app.log.jsonl", simulation.records[half:])
+    report = json_report(str(older), newer)
+    keyed = {c.id for c in simulation.conversations if c.keyed}
+
+    def place(line: int) -> tuple[str, int]:
+        return (str(older), line) if line <= half else (newer, line - half)
+
+    found = {(f["code"], f["file"], f["line"]) for f in report["findings"] if f["session"].split("#")[0] in keyed}
+    assert found == {(code, *place(p.line)) for p in simulation.planted if p.session in keyed for code in p.codes}
