@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator
 import orjson
 
 from ctxlint.chat import ReasoningSeen, last_user_index, message_identity, returned_reasoning, role_of, short_hash
-from ctxlint.ingest.record import TOO_DEEP, InputProblem, Record, nested_too_deep
+from ctxlint.ingest.record import InputProblem, Record, too_deep
 from ctxlint.profiles import Profile, ProfileBook, passback_required
 from ctxlint.rules.base import NO_CHAIN, Finding, Rule, Violation
 from ctxlint.sessions.grouping import SessionAssembler, Thread, part_name, route
@@ -485,10 +485,9 @@ class Engine:
         """A record nested too deep to hash or walk is a located problem (CTX900), and the
         log goes on; any other error is a bug, and is raised. `placed`: the record is a turn
         of its session all the same (it failed after being counted there)."""
-        if not nested_too_deep(error):
-            raise error
+        problem = too_deep(error, record.file, record.line)
         if report:
-            tally.problems.append(InputProblem(record.file, record.line, TOO_DEEP))
+            tally.problems.append(problem)
             tally.unplaced += not placed
 
     def _plan(self, rules: list[Rule]) -> list[tuple[Rule, int, bool, bool]]:

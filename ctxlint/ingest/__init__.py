@@ -14,7 +14,7 @@ from typing import Callable, Iterable, Iterator
 import orjson
 
 from ctxlint.ingest.jsonl import SKIP, ReadError, iter_lines, open_binary
-from ctxlint.ingest.record import TOO_DEEP, InputProblem, Record, Response, Skipped, nested_too_deep
+from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, too_deep
 from ctxlint.ingest.reuse import SharedPrefixDecoder
 from ctxlint.ingest.shapes import NO_KEY, BatchOutput, line_session_key, normalize, session_key_in_bytes
 from ctxlint.ingest.sources import Source, expand
@@ -44,9 +44,7 @@ def as_item(parsed: object, file: str, line: int, session_key: str | None, reuse
     try:
         return normalize(parsed, file, line, session_key, reused)
     except (RecursionError, TypeError) as error:
-        if not nested_too_deep(error):
-            raise
-        return InputProblem(file, line, TOO_DEEP)
+        return too_deep(error, file, line)
 
 
 def readable_records(ingested: Ingested) -> list[Record]:
@@ -57,9 +55,7 @@ def readable_records(ingested: Ingested) -> list[Record]:
         try:
             orjson.dumps([record.request, record.response.message if record.response is not None else None])
         except TypeError as error:
-            if not nested_too_deep(error):
-                raise
-            ingested.problems.append(InputProblem(record.file, record.line, TOO_DEEP))
+            ingested.problems.append(too_deep(error, record.file, record.line))
             ingested.record_count -= 1
             continue
         readable.append(record)

@@ -89,3 +89,11 @@ def nested_too_deep(error: BaseException) -> bool:
     past what can be hashed or walked (orjson.loads reads 1024 levels, dumps 254)."""
     return isinstance(error, RecursionError) or (isinstance(error, TypeError) and str(error) == "Recursion limit reached")
 
+
+def too_deep(error: BaseException, file: str, line: int) -> InputProblem:
+    """The located problem (CTX900) of a record nested past what can be hashed or walked;
+    any other error is a bug, and is raised again."""
+    if not nested_too_deep(error):
+        raise error
+    return InputProblem(file, line, TOO_DEEP)
+

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ctxlint.chat import role_of, similar, text_of
+from ctxlint.chat import last_user_index, role_of, similar, text_of
 from ctxlint.sessions.model import Turn
 
 SUMMARY_ROLES = ("system", "developer", "user")  # the roles a summary of cut history is sent in
@@ -43,7 +43,7 @@ class Transition:
         message there may be the previous request's unlogged response). A summary that
         replaces cut history stands there."""
         carried = set(self.mapping)
-        last_user = max((i for i, m in enumerate(messages) if role_of(m) == "user"), default=-1)
+        last_user = last_user_index(messages)
         return [index for index, message in enumerate(messages) if index not in carried and (
             (index < self.new_from and role_of(message) != "tool") or (index < last_user and role_of(message) in SUMMARY_ROLES))]
 
