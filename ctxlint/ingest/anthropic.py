@@ -19,7 +19,7 @@ import orjson
 
 from ctxlint.chat import str_or_none, text_of
 from ctxlint.ingest.record import Response, nested_too_deep
-from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap
+from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn
 
 THINKING_BLOCKS = ("thinking", "redacted_thinking")
 # Anthropic stop reasons in chat-completions terms, so rules read one vocabulary.
@@ -69,10 +69,8 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
 
 def assistant_message(content: str | list[Any], pointer: str = "") -> tuple[dict[str, Any], tuple[str, ...]]:
     """An assistant turn in normalized form, and the pointers of its tool_use blocks."""
-    message: dict[str, Any] = {"role": "assistant"}
     if isinstance(content, str):
-        message["content"] = content
-        return message, ()
+        return {"role": "assistant", "content": content}, ()
     texts, calls, thinking, call_pointers = [], [], [], []
     for position, block in enumerate(_blocks(content, pointer)):
         kind = block.get("type")
@@ -84,12 +82,7 @@ def assistant_message(content: str | list[Any], pointer: str = "") -> tuple[dict
             call_pointers.append(f"{pointer}/content/{position}")
         elif kind in THINKING_BLOCKS:
             thinking.append(block)
-    message["content"] = "".join(texts) if texts else None
-    if thinking:
-        message["reasoning_details"] = thinking
-    if calls:
-        message["tool_calls"] = calls
-    return message, tuple(call_pointers)
+    return assistant_turn(texts, thinking, calls), tuple(call_pointers)
 
 
 def _arguments(tool_input: Any) -> str:

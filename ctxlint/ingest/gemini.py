@@ -25,7 +25,7 @@ import orjson
 
 from ctxlint.chat import short_hash, str_or_none, text_of
 from ctxlint.ingest.record import Response
-from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap
+from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn
 
 NAME = "Gemini generateContent"
 CALL_PARTS = {"/function/arguments": "/args", "/function/name": "/name", "/id": "/id"}
@@ -114,12 +114,7 @@ def model_message(parts: list[Any], pointer: str = "", seen: dict[str, int] | No
             call_pointers.append(f"{pointer}/parts/{position}/{_key(part, 'functionCall')}")
         elif isinstance(part.get("text"), str) and not part.get("thought"):
             texts.append(part["text"])
-    message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
-    if signatures:
-        message["reasoning_details"] = signatures
-    if tool_calls:
-        message["tool_calls"] = tool_calls
-    return message, tuple(call_pointers)
+    return assistant_turn(texts, signatures, tool_calls), tuple(call_pointers)
 
 
 def _unnamed_call_id(name: Any, arguments: str, seen: dict[str, int]) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 
 from ctxlint.chat import str_or_none, text_of
 from ctxlint.ingest.record import Response
-from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap
+from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn
 
 NAME = "OpenAI Responses API"
 
@@ -153,12 +153,7 @@ class _Turn:
         self._reset()
 
     def assistant(self) -> dict[str, Any]:
-        message: dict[str, Any] = {"role": "assistant", "content": "".join(self.texts) if self.texts else None}
-        if self.reasoning:
-            message["reasoning_details"] = self.reasoning
-        if self.calls:
-            message["tool_calls"] = self.calls
-        return message
+        return assistant_turn(self.texts, self.reasoning, self.calls)
 
 
 def _kind(item: Any, pointer: str) -> str:

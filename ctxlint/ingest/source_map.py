@@ -1,5 +1,5 @@
 """Where each message of a normalized request came from in a body of another API
-(Anthropic Messages, OpenAI Responses), so findings point into the body that was sent."""
+(Anthropic Messages, OpenAI Responses, Gemini), so findings point into the body that was sent."""
 
 from __future__ import annotations
 
@@ -11,6 +11,17 @@ from ctxlint.chat import REASONING_FIELDS
 
 _MESSAGE_POINTER = re.compile(r"/messages/(\d+)(.*)")
 _CALL_POINTER = re.compile(r"/tool_calls/(\d+)(.*)")
+
+
+def assistant_turn(texts: list[str], reasoning: list[Any], calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """The normalized assistant message of another API's turn: its text parts joined (None
+    when it had none), its reasoning kept whole as reasoning_details, its tool calls."""
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
+    if reasoning:
+        message["reasoning_details"] = reasoning
+    if calls:
+        message["tool_calls"] = calls
+    return message
 
 
 class BodyProblem(ValueError):
