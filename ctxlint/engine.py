@@ -172,7 +172,7 @@ class SessionCheck:
     the reasoning ledger, the replies that were cut off, the defects reported."""
 
     __slots__ = ("summary", "first_line", "opening", "previous", "ledger", "reported", "judged", "pending", "settings", "fingerprint_base",
-                 "cut_off", "summaries", "thread")
+                 "cut_off", "summaries", "history_cut", "thread")
 
     def __init__(self, session_id: str, file: str, explicit_key: bool, first: int) -> None:
         self.summary = SessionSummary(session_id, file, explicit_key, first)
@@ -190,6 +190,9 @@ class SessionCheck:
         self.fingerprint_base: str | None = None
         self.cut_off: frozenset[tuple] = frozenset()  # identities of replies the session got cut off (finish_reason length)
         self.summaries: frozenset[tuple] = frozenset()  # identities of messages put in place of cut history (CTX003)
+        # a request has left out messages of the one before: the app trims or folds its history
+        # (CTX016 does not read a tool exchange that vanishes after that as a turn stored as text)
+        self.history_cut = False
         self.thread: Thread | None = None  # what routing the key's next request needs (grouping.route); keyed sessions only
 
     @property
@@ -464,6 +467,8 @@ class Engine:
         if log is not None:
             judged |= log.check(ctx, tally)
         session.summary.add(self._metrics(ctx))
+        if ctx.previous is not None and not session.history_cut:
+            session.history_cut = bool(ctx.transition.left_out(ctx.previous.identities))
         self._learn(session.ledger, turn)
         if record.response is not None and record.response.finish_reason == "length" and turn.response_message is not None:
             session.cut_off |= {turn.response_identity()}

@@ -71,7 +71,7 @@ SUMMARY_OPENING = "Here is a summary of the conversation to date:\n\n"
 # made when a reply is stored: those made on a tool-call turn, and the others
 CALL_TURN_DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", "unanswered_call", "edited_reasoning", "arguments_as_object",
                      "duplicate_result")
-STORED_DEFECTS = CALL_TURN_DEFECTS + ("two_users", "markup_residue", "truncated_reply_reused")
+STORED_DEFECTS = CALL_TURN_DEFECTS + ("two_users", "markup_residue", "truncated_reply_reused", "text_only_history")
 DEFECTS = STORED_DEFECTS + ("thinking_disabled", "unaccepted_effort", "trim_cut", "overflow", "sliding_window")
 
 
@@ -204,6 +204,8 @@ class Conversation:
             kept["tool_calls"] = [{**call, "function": {**call["function"], "arguments": json.loads(call["function"]["arguments"])}} for call in calls]
         if planted == "markup_residue":  # the raw stream's end-of-turn token stored with the text
             kept["content"] = reply["content"] + "<|im_end|>"
+        if planted == "text_only_history":  # the app keeps the turn's final text, not its tool calls and results
+            del self.history[max(i for i, m in enumerate(self.history) if m["role"] == "user") + 1:]
         added = [] if planted == "drop_tool_turn" else [kept]
         results = [{"role": "tool", "tool_call_id": call["id"], "content": f'{{"result": "{self.text(6)}"}}'} for call in calls]
         self.rng.shuffle(results)  # parallel results may come back in any order
@@ -247,7 +249,7 @@ class Simulator:
         keyed = defect in ("overflow", "edited_reasoning", "truncated_reply_reused") or rng.random() < 0.7 or (
             defect == "drop_reasoning" and style.api in ("responses", "gemini"))  # a bare Gemini body names no model
         turns = rng.randint(3, 12)
-        shortening = rng.choice(("trim_middle", "summarize", None, None)) if defect not in ("trim_cut", "sliding_window") else None
+        shortening = rng.choice(("trim_middle", "summarize", None, None)) if defect not in ("trim_cut", "sliding_window", "text_only_history") else None
         return Conversation(rng, f"s{number:03d}", style, keyed, defect, turns, rng.randint(2, turns), clock=rng.random() < 0.3,
                             trim_middle=shortening == "trim_middle", summarize=shortening == "summarize", streamed=rng.random() < 0.3,
                             key_name=rng.choice(("session_id", "session_id", "conversation_id", "thread_id", "metadata.session_id")))
@@ -283,6 +285,9 @@ class Simulator:
                 defect_now = None
             else:
                 c.window_start = starts[-1]
+        if c.defect == "text_only_history" and c.turn + 1 == c.defect_turn and c.history[-1]["role"] != "tool":
+            c.defect_turn += 1  # the turn to store as text only must close a tool loop: a turn later
+            c.turns = max(c.turns, c.defect_turn)
         request = c.request()
         c.sent = len(c.history)
         # a defect planted while storing this reply shows in the next request
@@ -383,6 +388,7 @@ class Simulator:
             "duplicate_result": ("CTX028",),
             "markup_residue": ("CTX018",),
             "truncated_reply_reused": ("CTX021",),
+            "text_only_history": ("CTX016",),
         }[c.defect]
         self.planted.append(Planted(c.id, c.defect, line, codes))
 

@@ -4,6 +4,7 @@ from typing import Iterable
 
 from ctxlint.chat import excerpt, role_of, text_of, tool_call_ids
 from ctxlint.rules.base import Rule, Violation
+from ctxlint.sessions.history import Transition
 from ctxlint.sessions.model import STEERING_ROLES
 
 
@@ -25,11 +26,19 @@ class DroppedAssistantTurn(Rule):
     a history trimmed at its head inside a tool exchange, which CTX001 (the results left
     without their call) and CTX008 (the first messages lost) report.
 
+    It also flags a request N+1 that keeps all of N up to its last user message and the
+    model's final reply, but not the tool exchange between them (the assistant tool-call
+    turns and their results): the turn was stored as its text alone. Once a session has
+    trimmed or folded its history (a request left out messages of the one before), an
+    exchange that vanishes is read as more of that, not reported.
+
     ## Why is this bad?
     The model's own turn vanished: typically an assistant message with empty `content`
     and only `tool_calls` was filtered as "empty" while its tool results were kept, or a
     streaming handler stored nothing. The model then sees results for calls it never
-    made, or a user answering a question it never asked.
+    made, or a user answering a question it never asked. An app that stores only each
+    turn's final text loses what the tools returned: asked about it a turn later, the
+    model calls the tools again or answers from nothing.
 
     ## Example
     Response N: `{"role": "assistant", "content": "", "tool_calls": [call_1]}`; request N+1
@@ -37,6 +46,10 @@ class DroppedAssistantTurn(Rule):
 
     Use instead: append the response message to the history as received, before the
     tool results or the next user message.
+
+    Request N: `[..., user, assistant(tool_calls: call_1), tool(call_1)]`; request N+1:
+    `[..., user, assistant("It is 18C in Paris."), user]`. Use instead: keep the
+    tool-call turn and its result before the reply.
     """
 
     code = "CTX016"
@@ -55,6 +68,12 @@ class DroppedAssistantTurn(Rule):
     def check(self, ctx) -> Iterable[Violation]:
         transition = ctx.transition
         previous = ctx.previous
+        if transition is not None and not ctx.session.history_cut and transition.edited_at is None and not (
+                previous.record.response and previous.record.response.failed):
+            dropped = _tool_exchange_dropped(previous.identities, transition, ctx.messages)
+            if dropped:
+                yield self._exchange_dropped(ctx, dropped)
+                return
         if transition is not None and previous.record.response is None:
             yield from self._reply_to_tool_results_missing(ctx)
             return
@@ -79,6 +98,18 @@ class DroppedAssistantTurn(Rule):
         )
 
     @staticmethod
+    def _exchange_dropped(ctx, dropped: list[int]) -> Violation:
+        previous = ctx.previous
+        ids = [call_id for index in dropped if previous.identities[index][:2] == ("assistant", "calls") for call_id in previous.identities[index][2]]
+        results = sum(previous.identities[index][0] == "tool" for index in dropped)
+        return Violation(
+            f"the tool exchange of turn {previous.number} (tool calls {', '.join(ids)} and {results} result{'s' * (results != 1)}) "
+            f"is missing from this request while the reply that followed it is kept",
+            key=("dropped", previous.number), tool_call_id=ids[0],
+            evidence={"previous_line": previous.record.line, "dropped_messages": dropped},
+        )
+
+    @staticmethod
     def _reply_to_tool_results_missing(ctx) -> Iterable[Violation]:
         """Without a logged response: request N ended with tool results, so the model
         replied to them; request N+1 carries all of N and goes on with a user message."""
@@ -96,6 +127,35 @@ class DroppedAssistantTurn(Rule):
 
 def _ended_with_tool_results(turn) -> bool:
     return bool(turn.identities) and turn.identities[-1][0] == "tool"
+
+
+def _tool_exchange_dropped(identities: list[tuple], transition: Transition, messages: list) -> list[int]:
+    """Indexes of the previous request's tool exchange after its last user message when the
+    next request carries everything up to that user message, then the model's final reply
+    with no assistant tool-call turn of that exchange left before it, and goes on: the
+    history kept only the text of the turn (an app that stores `content` alone)."""
+    last_user = next((i for i in range(len(identities) - 1, -1, -1) if identities[i][0] == "user"), None)
+    if last_user is None or identities[-1][0] != "tool":
+        return []
+    left_out = transition.left_out(identities)
+    if not left_out or left_out[0] <= last_user:
+        return []  # history cut before the exchange too: trimmed
+    exchange = range(last_user + 1, len(identities))
+    if not all(identities[i][:2] == ("assistant", "calls") or identities[i][0] == "tool" for i in exchange):
+        return []
+    mapping = transition.mapping
+    carried = {mapping[i] for i in exchange if mapping[i] is not None}
+    slot = mapping[last_user] + 1
+    while slot in carried:
+        slot += 1
+    reply = messages[slot] if slot < len(messages) else None
+    if reply is None or role_of(reply) != "assistant" or tool_call_ids(reply) or slot + 1 >= len(messages):
+        return []
+    calls = [i for i in exchange if identities[i][0] == "assistant"]
+    lost = [i for i in calls if mapping[i] is None]
+    if not lost or any(mapping[i] is not None for i in calls if i > lost[0]):
+        return []  # a later round kept after a lost one: history trimmed, not the turn stored as text
+    return left_out
 
 
 def _opens_with_results_of(messages: list, call_ids: list[str]) -> bool:

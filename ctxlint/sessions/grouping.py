@@ -31,24 +31,29 @@ class _Open:
     session_id: str
     history: list[tuple] = field(default_factory=list)  # conversation identities of the last request (+ response)
     anchor: tuple | None = None
+    # when the history ends in a tool exchange: the user message that opened it, which a
+    # next request that kept the turn's final text alone goes on from
+    question: tuple | None = None
     response_calls: tuple[str, ...] = ()
     last_seen: int = 0
 
 
-def _agreement(candidate: _Open, identities: list[tuple]) -> int:
-    """How many of the candidate's last messages, walking back from its anchor, the request repeats."""
-    if candidate.anchor is None:
+def _agreement(candidate: _Open, identities: list[tuple], anchor: tuple | None = None) -> int:
+    """How many of the candidate's last messages, walking back from its anchor (or another
+    message of its history), the request repeats."""
+    anchor = anchor or candidate.anchor
+    if anchor is None:
         return 0
     try:
-        position = len(identities) - 1 - identities[::-1].index(candidate.anchor)
+        position = len(identities) - 1 - identities[::-1].index(anchor)
     except ValueError:
         return 0
-    if candidate.response_calls and position + 1 < len(identities):
+    if anchor == candidate.anchor and candidate.response_calls and position + 1 < len(identities):
         following = identities[position + 1]
         if following[:2] == ("assistant", "calls") and set(following[2]).isdisjoint(candidate.response_calls):
             return 0  # the next request answered the anchor with other calls: another conversation
     history = candidate.history
-    i = len(history) - 1 - history[::-1].index(candidate.anchor)
+    i = len(history) - 1 - history[::-1].index(anchor)
     j = position
     agreed = 0
     while i >= 0 and j >= 0:
@@ -85,8 +90,29 @@ def _cut_at_anchor(candidate: _Open, messages: list, conversation: list[tuple[in
         return False
     if candidate.anchor[0] == "tool":
         return True
-    text = " ".join(text_of(messages[conversation[position][0]].get("content")).split()) if candidate.anchor[0] == "user" else ""
+    return candidate.anchor[0] == "user" and _distinctive(messages[conversation[position][0]])
+
+
+def _distinctive(message: dict) -> bool:
+    """Whether a user message is one conversation's own, not an "ok" many conversations send."""
+    text = " ".join(text_of(message.get("content")).split())
     return len(text) >= DISTINCTIVE_TEXT or len(CJK_CHARACTER.findall(text, 0, 64)) >= DISTINCTIVE_CJK
+
+
+def _went_on_without_exchange(candidate: _Open, messages: list, conversation: list[tuple[int, tuple]]) -> int:
+    """The agreement of a request that carries the user message which opened the candidate's
+    closing tool exchange, then a text reply and more, but none of the exchange: the turn
+    was stored as its final text alone (a defect CTX016 reports, still the same session)."""
+    identities = [identity for _, identity in conversation]
+    try:
+        position = identities.index(candidate.question)
+    except ValueError:
+        return 0
+    if position + 2 >= len(identities) or identities[position + 1][0] != "assistant" or identities[position + 1][1] == "calls":
+        return 0
+    if not _distinctive(messages[conversation[position][0]]):
+        return 0
+    return _agreement(candidate, identities, candidate.question)
 
 
 def _anchor(history: list[tuple]) -> tuple | None:
@@ -96,11 +122,19 @@ def _anchor(history: list[tuple]) -> tuple | None:
     return history[-1] if history else None
 
 
+def _question(history: list[tuple]) -> tuple | None:
+    """The user message that opened the tool exchange the history ends in, if it does."""
+    if not history or history[-1][0] != "tool":
+        return None
+    return next((identity for identity in reversed(history) if identity[0] == "user"), None)
+
+
 class ChainInference:
     """Session inference for one scope, one record at a time, in order."""
 
     def __init__(self) -> None:
         self._by_anchor: dict[tuple, list[_Open]] = defaultdict(list)
+        self._by_question: dict[tuple, list[_Open]] = defaultdict(list)
         self._sequence = 0
 
     def add(self, record: Record) -> tuple[str, bool]:
@@ -120,11 +154,16 @@ class ChainInference:
                 needed = 1
             if score >= needed and (score, candidate.last_seen) > (best_score, best.last_seen if best else -1):
                 best, best_score = candidate, score
+        if best is None:
+            best = self._gone_on_without_exchange(record.messages, conversation)
         started = best is None
         if best is None:
             best = _Open(f"{record.file}:{record.line}")
-        elif best.anchor is not None:
-            self._by_anchor[best.anchor].remove(best)
+        else:
+            if best.anchor is not None:
+                self._by_anchor[best.anchor].remove(best)
+            if best.question is not None:
+                self._by_question[best.question].remove(best)
         best.history = identities[:]
         best.response_calls = ()
         response = record.response.message if record.response is not None else None
@@ -136,7 +175,18 @@ class ChainInference:
         self._sequence += 1
         if best.anchor is not None:
             self._by_anchor[best.anchor].append(best)
+        best.question = _question(best.history)
+        if best.question is not None:
+            self._by_question[best.question].append(best)
         return best.session_id, started
+
+    def _gone_on_without_exchange(self, messages: list, conversation: list[tuple[int, tuple]]) -> _Open | None:
+        """The open conversation this request goes on from having lost its closing tool
+        exchange, when two of its messages up to that exchange agree, or all there are."""
+        candidates = {id(o): o for _, identity in conversation for o in self._by_question.get(identity, ())}.values()
+        scored = [(score, candidate.last_seen, candidate) for candidate in candidates
+                  if (score := _went_on_without_exchange(candidate, messages, conversation)) >= min(2, candidate.history.index(candidate.question) + 1)]
+        return max(scored, key=lambda entry: entry[:2])[2] if scored else None
 
 
 @dataclass(slots=True, eq=False)

@@ -6,7 +6,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ctxlint.chat import last_user_index, role_of, similar, text_of
-from ctxlint.sessions.model import Turn
+from ctxlint.sessions.model import STEERING_ROLES, Turn
 
 SUMMARY_ROLES = ("system", "developer", "user")  # the roles a summary of cut history is sent in
 
@@ -35,6 +35,12 @@ class Transition:
         """The next request left out some of the previous request's messages."""
         end = self.response_index if self.response_index is not None else len(self.mapping)
         return None in self.mapping[:end]
+
+    def left_out(self, identities: list[tuple]) -> list[int]:
+        """Indexes of the previous request's conversation messages (`identities` are its
+        own) that the next request left out; not its system prompt, which apps refresh."""
+        end = self.response_index if self.response_index is not None else len(self.mapping)
+        return [i for i in range(end) if self.mapping[i] is None and identities[i][0] not in STEERING_ROLES]
 
     def put_in(self, messages: list) -> list[int]:
         """Indexes of the messages the next request put into its history rather than
