@@ -20,6 +20,7 @@ from ctxlint.rules import RULES, Finding
 from ctxlint.selection import selected_codes
 from ctxlint.sessions import build_sessions
 from ctxlint.sessions.model import Session
+from ctxlint.sessions.ordering import in_time_order
 from ctxlint.suppression import baseline, per_file
 from ctxlint.tokens.counter import TokenCounter
 from ctxlint.views.send_record import SendRecord, send_record
@@ -81,7 +82,7 @@ def stream_report(paths: list[str], options: CheckOptions, progress: NoProgress 
     """The report over the inputs, each record checked as it is read and then let go."""
     engine, codes = _engine(options)
     ingested = Ingested()
-    records = sort_items(stream_inputs(paths, ingested, options.session_key, options.input_format, progress), ingested)
+    records = in_time_order(sort_items(stream_inputs(paths, ingested, options.session_key, options.input_format, progress), ingested))
     tally = engine.check_stream(records)
     ingested.record_count -= tally.unplaced
     return _report(engine.result(tally), ingested, options, engine, codes)
@@ -97,7 +98,7 @@ def _check_share(index: int) -> tuple[Tally, Ingested]:
     engine, _ = _engine(options)
     ingested = Ingested()
     share = Share(index, options.jobs, options.session_key, infer_everywhere)
-    records = sort_items(stream_inputs(paths, ingested, options.session_key, options.input_format, share=share), ingested, index == 0)
+    records = in_time_order(sort_items(stream_inputs(paths, ingested, options.session_key, options.input_format, share=share), ingested, index == 0))
     return engine.check_stream(records, share), ingested
 
 

@@ -43,6 +43,7 @@ class Record:
     scope: str = ""  # the unit sessions are inferred within: a file, or a snapshot run folder
     extra: dict[str, Any] = field(default_factory=dict)
     source_map: Any = None  # an anthropic.SourceMap when the body was normalized from another API
+    timestamp: float | None = None  # when the log says the request was made (epoch seconds), if it does
 
     def label(self, index: int) -> str:
         """How findings name message `index`: as the body that was sent numbers it."""

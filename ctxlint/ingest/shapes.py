@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
 
@@ -18,6 +19,7 @@ from ctxlint.ingest.schema import schema_problem
 from ctxlint.ingest.source_map import BodyProblem
 
 SESSION_KEYS = ("session_id", "conversation_id", "thread_id", "trace_id", "metadata.session_id")
+TIMESTAMP_KEYS = ("ts", "timestamp", "created_at", "time")
 
 
 @dataclass(slots=True, frozen=True)
@@ -105,6 +107,22 @@ def _at_top_level(before: bytes) -> bool:
     except orjson.JSONDecodeError:
         return False
     return True
+
+
+def _timestamp(obj: dict[str, Any]) -> float | None:
+    """When a record says its request was made, in epoch seconds: the first of TIMESTAMP_KEYS
+    that holds a number or an ISO 8601 time (a time without a zone is read as UTC)."""
+    for key in TIMESTAMP_KEYS:
+        value = obj.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
+            return float(value)
+        if isinstance(value, str):
+            try:
+                moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError:
+                continue
+            return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
+    return None
 
 
 def closest_shape_hint(obj: dict[str, Any]) -> str:
@@ -263,7 +281,7 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         return _record(
             request, file, line, "envelope", pointer, reused,
             response=parse_response(response, status),
-            session_key=_session_key(obj, session_key_path),
+            session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj),
         )
     if isinstance(obj.get("custom_id"), str) and "body" in obj and ("method" in obj or "url" in obj):
         return _record(obj["body"], file, line, "batch", "/body", reused, custom_id=obj["custom_id"],
@@ -277,9 +295,9 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         return BatchOutput(file, line, obj["custom_id"], parsed or Response())
     if "messages" in obj or openai_responses.is_responses_body(obj) or gemini.is_gemini_body(obj):
         if obj.get("response") is None:
-            return _record(obj, file, line, "bare", "", reused, session_key=_session_key(obj, session_key_path))
+            return _record(obj, file, line, "bare", "", reused, session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj))
         # a request body with its reply beside the messages, as proxies log them (LiteLLM)
         body = {name: value for name, value in obj.items() if name != "response"}
         return _record(body, file, line, "bare", "", reused, response=parse_response(obj["response"], _status(obj)),
-                       session_key=_session_key(obj, session_key_path))
+                       session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj))
     return InputProblem(file, line, f"not a known record shape: {closest_shape_hint(obj)}")

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from ctxlint.chat import CJK_CHARACTER, message_identity, role_of, similar, text_of, tool_call_ids
 from ctxlint.ingest.record import Record
 from ctxlint.sessions.model import STEERING_ROLES, Session, Turn, make_turn
+from ctxlint.sessions.ordering import in_time_order
 
 
 @dataclass(slots=True, eq=False)
@@ -302,11 +303,11 @@ def _infer(records: list[Record]) -> list[Session]:
 
 def build_sessions(records: list[Record]) -> list[Session]:
     """Sessions in the order their first request appears in the input, each request in
-    input order (as SessionAssembler meets them: a stream cannot be reordered)."""
+    the order the streaming check takes it (ordering.in_time_order)."""
     keyed: dict[str, list[Record]] = {}
     unkeyed: dict[str, list[Record]] = {}
     order: list[tuple[str, str]] = []
-    for record in records:
+    for record in in_time_order(records):
         if record.session_key is not None:
             if record.session_key not in keyed:
                 keyed[record.session_key] = []
