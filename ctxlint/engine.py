@@ -19,6 +19,7 @@ import orjson
 
 from ctxlint.chat import ReasoningSeen, last_user_index, message_identity, returned_reasoning, role_of, short_hash
 from ctxlint.ingest.record import InputProblem, Record, too_deep
+from ctxlint.ingest.shapes import LOG_FIELDS
 from ctxlint.profiles import Profile, ProfileBook, passback_required
 from ctxlint.rules.base import NO_CHAIN, Finding, Rule, Violation
 from ctxlint.sessions.grouping import SessionAssembler, Thread, part_name, route
@@ -92,8 +93,9 @@ def thinking_enabled(request: dict[str, Any], profile: Profile) -> bool | None:
 
 
 def settings_digest(request: dict[str, Any]) -> str:
-    """Identity of everything a request sets besides its messages (model, tools, thinking…)."""
-    return short_hash({name: value for name, value in request.items() if name != "messages"})
+    """Identity of everything a request sets besides its messages (model, tools, thinking…),
+    not what a logger wrote beside a bare body (its time, its session key)."""
+    return short_hash({name: value for name, value in request.items() if name != "messages" and name not in LOG_FIELDS})
 
 
 @dataclass(slots=True)

@@ -72,3 +72,10 @@ def test_a_record_moves_ahead_of_at_most_a_window_of_earlier_records():
     records = [record(1, 30.0), record(2, 20.0), record(3, 10.0)]
     assert [r.line for r in in_time_order(records, window=1)] == [2, 3, 1]  # 3 cannot pass 2, gone already
     assert [r.line for r in in_time_order(records, window=2)] == [3, 2, 1]
+
+
+def test_a_bare_bodys_time_and_key_are_not_request_settings():
+    from ctxlint.engine import settings_digest
+    body = {"model": "gpt-4o", "messages": [], "temperature": 0.2}
+    assert settings_digest({**body, "ts": 1, "session_id": "a"}) == settings_digest({**body, "ts": 2, "session_id": "a"}) == settings_digest(body)
+    assert settings_digest({**body, "temperature": 0.3}) != settings_digest(body)

@@ -20,6 +20,8 @@ from ctxlint.ingest.source_map import BodyProblem
 
 SESSION_KEYS = ("session_id", "conversation_id", "thread_id", "trace_id", "metadata.session_id")
 TIMESTAMP_KEYS = ("ts", "timestamp", "created_at", "time")
+# what a logger writes beside a bare request body, not anything the request sets
+LOG_FIELDS = frozenset(TIMESTAMP_KEYS + tuple(key for key in SESSION_KEYS if "." not in key))
 
 
 @dataclass(slots=True, frozen=True)
