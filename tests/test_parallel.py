@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import orjson
 import pytest
@@ -178,7 +179,8 @@ def test_a_log_mostly_without_keys_is_inferred_in_every_worker(tmp_path, monkeyp
         lines += [orjson.dumps({"model": "gpt-4o", "messages": [{"role": "user", "content": f"trip {n} step {k}"} for k in range(turn)]}).decode() for n in range(8)]
         lines.append(_line("s0", turn))
     lines.insert(10, lines[9])  # a request sent twice: consecutive user messages are not the defect here
-    log = tmp_path / "keyless.jsonl"
+    monkeypatch.chdir(tmp_path)  # session ids name the file: the same ids, the same shares, on every run
+    log = Path("keyless.jsonl")
     log.write_text("\n".join(lines) + "\n")
     assert keyless_fraction([str(log)], None, None) == 25 / 28
     assert infers_everywhere([str(log)], None, None, 2)
