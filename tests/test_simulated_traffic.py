@@ -5,6 +5,7 @@ each where it starts, and nothing on the legal lines."""
 from __future__ import annotations
 
 import gzip
+import random
 
 import orjson
 import pytest
@@ -64,3 +65,21 @@ def test_keyed_sessions_read_across_a_rotated_log(tmp_path):
 
     found = {(f["code"], f["file"], f["line"]) for f in report["findings"] if f["session"].split("#")[0] in keyed}
     assert found == {(code, *place(p.line)) for p in simulation.planted if p.session in keyed for code in p.codes}
+
+
+@pytest.mark.parametrize("seed", (2, 7))
+def test_a_log_written_out_of_order_is_read_in_time_order(tmp_path, seed):
+    """Every record stamped with the time it was made, then written a few lines out of
+    order (as threads sharing a log write it): the findings are those of the log in
+    order, each at the line its record moved to."""
+    simulation = Simulator(seed).run()
+    stamped = [{**record, "ts": 1_764_842_400 + index} for index, record in enumerate(simulation.records)]
+    shuffler = random.Random(seed)
+    order = list(range(len(stamped)))
+    for start in range(0, len(order), 8):
+        block = order[start:start + 8]
+        shuffler.shuffle(block)
+        order[start:start + 8] = block
+    moved_to = {original + 1: line for line, original in enumerate(order, 1)}
+    report = json_report(write_records(tmp_path / "shuffled.jsonl", [stamped[index] for index in order]))
+    assert {(f["code"], f["line"]) for f in report["findings"]} == {(code, moved_to[p.line]) for p in simulation.planted for code in p.codes}
