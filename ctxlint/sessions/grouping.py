@@ -205,14 +205,18 @@ class Thread:
     # each keeps a few machine words, not the messages' identity tuples
     goes_on: tuple[int, ...]
     opening: int | None
+    # the start of the user message the conversation opened with, when it says enough to
+    # be recognized quoted (a title or summary call about the conversation quotes it)
+    opening_text: str | None = None
 
     @classmethod
     def after(cls, part: int, turn: Turn, interned: dict[str, str]) -> "Thread":
         newest = next((identity for identity in reversed(turn.identities) if identity[0] not in STEERING_ROLES), None)
-        opening = next((identity for identity in turn.identities if identity[0] not in STEERING_ROLES), None)
+        opening = next((index for index, identity in enumerate(turn.identities) if identity[0] not in STEERING_ROLES), None)
         prompt, model = (_shared(text, interned) for text in (agent_prompt(turn.record.messages), turn.record.model))
         goes_on = tuple(hash(identity) for identity in (turn.response_identity(), newest) if identity is not None)
-        return cls(part, turn.record.file, prompt, model, goes_on, None if opening is None else hash(opening))
+        return cls(part, turn.record.file, prompt, model, goes_on, None if opening is None else hash(turn.identities[opening]),
+                   _quotable(turn.record.messages[opening]) if opening is not None else None)
 
 
 INTERNED_TEXTS = 4096
@@ -249,13 +253,38 @@ def _same_agent(thread: Thread, prompt: str | None, model: str | None) -> bool:
     return thread.prompt == prompt or similar(thread.prompt, prompt)
 
 
+QUOTED = 48  # characters of a conversation's opening message looked for in another request
+
+
+def _quotable(message: dict) -> str | None:
+    """The start of a user message, whitespace folded, when it is one conversation's own."""
+    if role_of(message) != "user" or not _distinctive(message):
+        return None
+    return " ".join(text_of(message.get("content")).split())[:QUOTED]
+
+
+def _about(thread: Thread, record: Record) -> bool:
+    """Whether the request is a call about the thread's conversation rather than its next
+    turn: a user message of it quotes, inside a longer text, the message the conversation
+    opened with (a title, summary or tagging call that gets the chat pasted in)."""
+    if thread.opening_text is None:
+        return False
+    for message in record.messages:
+        if role_of(message) == "user":
+            text = " ".join(text_of(message.get("content")).split())
+            if len(text) > len(thread.opening_text) and thread.opening_text in text and not text.startswith(thread.opening_text):
+                return True
+    return False
+
+
 def route(threads: list[Thread], record: Record) -> int | None:
     """The part (1, 2, ...) of its session key a keyed request belongs to, or None for a
     new one. It goes on from the thread whose last request's reply or newest message it
     carries (rotated logs across files too), or in the same file the message its
     conversation opens with. A
     request that goes on from none is the same agent having lost its history (a defect
-    the thread reports) when a thread in the same file is its agent's (_same_agent);
+    the thread reports) when a thread in the same file is its agent's (_same_agent) and
+    the request is not a call about that thread's conversation (_about);
     otherwise it opens a new part: another agent's conversation under the same key (a
     sub-agent, a summarizer, a title call) or, in a later file, the key reused for a new
     conversation (test runs that name their sessions alike). `threads` is kept in order
@@ -263,7 +292,8 @@ def route(threads: list[Thread], record: Record) -> int | None:
     chosen = _gone_on_from(threads, record)
     if chosen is None:
         prompt = agent_prompt(record.messages)
-        chosen = next((thread for thread in reversed(threads) if thread.file == record.file and _same_agent(thread, prompt, record.model)), None)
+        chosen = next((thread for thread in reversed(threads)
+                       if thread.file == record.file and _same_agent(thread, prompt, record.model) and not _about(thread, record)), None)
     return None if chosen is None else chosen.part
 
 
