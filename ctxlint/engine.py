@@ -566,7 +566,7 @@ class Engine:
                 del sessions[place]
                 continue
             if key[1] and session.previous is not None:
-                session.thread = Thread.after(part, session.previous, interned)
+                session.thread = Thread.after(part, session.previous, interned, session.thread)
             awake.pop(place, None)
             awake[place] = session
             if len(awake) > HOT_SESSIONS:

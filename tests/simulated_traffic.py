@@ -99,6 +99,9 @@ class Conversation:
     summarize: bool = False  # long histories are folded into a summary user message (LangChain's middleware)
     streamed: bool = False  # replies are logged as the SSE stream that carried them
     key_name: str = "session_id"  # the envelope field that names the session
+    # the app sends a system prompt; without one the history still keeps its place (index
+    # 0), unsent, so that index 1 is always the first user message
+    prompted: bool = True
     history: list = field(default_factory=list)
     turn: int = 0
     calls: int = 0
@@ -128,6 +131,10 @@ class Conversation:
         return self.turn >= self.turns
 
     def sent_messages(self) -> list:
+        sent = self._window()
+        return sent if self.prompted or not sent or sent[0] is not self.history[0] else sent[1:]
+
+    def _window(self) -> list:
         if self.clock:
             self.history[0] = {"role": "system", "content": self.system_prompt()}
         if self.keep_last is not None:
@@ -250,7 +257,9 @@ class Simulator:
             defect == "drop_reasoning" and style.api in ("responses", "gemini"))  # a bare Gemini body names no model
         turns = rng.randint(3, 12)
         shortening = rng.choice(("trim_middle", "summarize", None, None)) if defect not in ("trim_cut", "sliding_window", "text_only_history") else None
-        return Conversation(rng, f"s{number:03d}", style, keyed, defect, turns, rng.randint(2, turns), clock=rng.random() < 0.3,
+        prompted = rng.random() < 0.8
+        return Conversation(rng, f"s{number:03d}", style, keyed, defect, turns, rng.randint(2, turns), clock=prompted and rng.random() < 0.3,
+                            prompted=prompted,
                             trim_middle=shortening == "trim_middle", summarize=shortening == "summarize", streamed=rng.random() < 0.3,
                             key_name=rng.choice(("session_id", "session_id", "conversation_id", "thread_id", "metadata.session_id")))
 
@@ -317,8 +326,9 @@ class Simulator:
         if (c.turn == 1) if c.defect in REJECTED else defect_now not in (None, "sliding_window"):
             self._plant(c, first_line)
         if c.keep_last is not None:  # what the window has lost by now, each reported where it goes
-            lost = [c.history[i] for i in (0, 1) if len(c.history) - i > c.keep_last and i not in c.window_lost]
-            c.window_lost.update(i for i in (0, 1) if len(c.history) - i > c.keep_last)
+            opening = (0, 1) if c.prompted else (1,)
+            lost = [c.history[i] for i in opening if len(c.history) - i > c.keep_last and i not in c.window_lost]
+            c.window_lost.update(i for i in opening if len(c.history) - i > c.keep_last)
             if not c.cut_inside_tool_exchange and request["messages"][0]["role"] == "tool":
                 c.cut_inside_tool_exchange = True  # results without their call at the window's head: one defect
                 lost.append("results")
@@ -334,8 +344,9 @@ class Simulator:
                 "usage": {"prompt_tokens": 200 + 40 * sent, "completion_tokens": 40}}
 
     def _side_call(self, c: Conversation) -> None:
-        """A title call to a smaller model without a system prompt, or a sub-agent with its own
-        prompt and a tool loop, logged under the main conversation's key."""
+        """A title call without a system prompt (to a smaller model; or, when the conversation
+        has no prompt either, to its own model with the chat quoted), or a sub-agent with its
+        own prompt and a tool loop, logged under the main conversation's key."""
         def reply(message: dict) -> dict:
             return {"object": "chat.completion", "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}]}
         self.side_calls += 1
@@ -344,7 +355,8 @@ class Simulator:
             # conversation sending its next message without its history (a defect ctxlint reports)
             c.titled = True
             question = {"role": "user", "content": f"Write a five-word title for this conversation: {c.history[1]['content']}"}
-            self._write(c, {"model": "gpt-4o-mini", "messages": [question]}, reply({"role": "assistant", "content": "Rome trip on a budget"}))
+            model = "gpt-4o-mini" if c.prompted else c.style.model
+            self._write(c, {"model": model, "messages": [question]}, reply({"role": "assistant", "content": "Rome trip on a budget"}))
             return
         prompt = {"role": "system", "content": "You are a flight-search sub-agent. Answer with the cheapest morning flight as JSON."}
         task = {"role": "user", "content": f"Flights from Paris to {self.rng.choice(CITIES)} on May {self.rng.randint(1, 28)}, before noon."}
@@ -380,7 +392,7 @@ class Simulator:
             "two_users": ("CTX003",),
             "thinking_disabled": ("CTX005",),
             "unaccepted_effort": ("CTX005",),
-            "trim_cut": ("CTX008", "CTX008"),
+            "trim_cut": ("CTX008", "CTX008") if c.prompted else ("CTX008",),
             "overflow": ("CTX006",),
             "unanswered_call": ("CTX002",),
             "edited_reasoning": ("CTX015",),

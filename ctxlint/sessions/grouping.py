@@ -205,18 +205,22 @@ class Thread:
     # each keeps a few machine words, not the messages' identity tuples
     goes_on: tuple[int, ...]
     opening: int | None
-    # the start of the user message the conversation opened with, when it says enough to
-    # be recognized quoted (a title or summary call about the conversation quotes it)
-    opening_text: str | None = None
+    # the start of the user message the conversation first opened with, and of the one its
+    # last request opens with (a trimmed or summarized history), when they say enough to be
+    # recognized quoted: a title or summary call about the conversation quotes one
+    opening_texts: tuple[str, ...] = ()
 
     @classmethod
-    def after(cls, part: int, turn: Turn, interned: dict[str, str]) -> "Thread":
+    def after(cls, part: int, turn: Turn, interned: dict[str, str], before: "Thread | None" = None) -> "Thread":
+        """The thread once `turn` was checked; `before`, the thread before it, if any."""
         newest = next((identity for identity in reversed(turn.identities) if identity[0] not in STEERING_ROLES), None)
         opening = next((index for index, identity in enumerate(turn.identities) if identity[0] not in STEERING_ROLES), None)
         prompt, model = (_shared(text, interned) for text in (agent_prompt(turn.record.messages), turn.record.model))
         goes_on = tuple(hash(identity) for identity in (turn.response_identity(), newest) if identity is not None)
-        return cls(part, turn.record.file, prompt, model, goes_on, None if opening is None else hash(turn.identities[opening]),
-                   _quotable(turn.record.messages[opening]) if opening is not None else None)
+        first = before.opening_texts[:1] if before is not None else ()
+        current = _quotable(turn.record.messages[opening]) if opening is not None else None
+        texts = first + ((current,) if current is not None and current not in first else ())
+        return cls(part, turn.record.file, prompt, model, goes_on, None if opening is None else hash(turn.identities[opening]), texts)
 
 
 INTERNED_TEXTS = 4096
@@ -265,14 +269,12 @@ def _quotable(message: dict) -> str | None:
 
 def _about(thread: Thread, record: Record) -> bool:
     """Whether the request is a call about the thread's conversation rather than its next
-    turn: a user message of it quotes, inside a longer text, the message the conversation
+    turn: a user message of it quotes, inside a longer text, a message the conversation
     opened with (a title, summary or tagging call that gets the chat pasted in)."""
-    if thread.opening_text is None:
-        return False
     for message in record.messages:
         if role_of(message) == "user":
             text = " ".join(text_of(message.get("content")).split())
-            if len(text) > len(thread.opening_text) and thread.opening_text in text and not text.startswith(thread.opening_text):
+            if any(len(text) > len(quoted) and quoted in text and not text.startswith(quoted) for quoted in thread.opening_texts):
                 return True
     return False
 
@@ -312,8 +314,9 @@ def _gone_on_from(threads: list[Thread], record: Record) -> Thread | None:
 
 def remember(threads: list[Thread], turn: Turn, part: int, interned: dict[str, str]) -> None:
     """After a request of `part` was checked: its thread, most recently used last."""
+    before = next((thread for thread in threads if thread.part == part), None)
     threads[:] = [thread for thread in threads if thread.part != part]
-    threads.append(Thread.after(part, turn, interned))
+    threads.append(Thread.after(part, turn, interned, before))
 
 
 def part_name(key: str, part: int) -> str:
