@@ -71,8 +71,8 @@ class DroppedAssistantTurn(Rule):
         if transition is not None and not ctx.session.history_cut and transition.edited_at is None and not (
                 previous.record.response and previous.record.response.failed):
             dropped = _tool_exchange_dropped(previous.identities, transition, ctx.messages)
-            if dropped:
-                yield self._exchange_dropped(ctx, dropped)
+            if dropped is not None:
+                yield self._exchange_dropped(ctx, *dropped)
                 return
         if transition is not None and previous.record.response is None:
             yield from self._reply_to_tool_results_missing(ctx)
@@ -98,14 +98,14 @@ class DroppedAssistantTurn(Rule):
         )
 
     @staticmethod
-    def _exchange_dropped(ctx, dropped: list[int]) -> Violation:
+    def _exchange_dropped(ctx, dropped: list[int], reply: int) -> Violation:
         previous = ctx.previous
         ids = [call_id for index in dropped if previous.identities[index][:2] == ("assistant", "calls") for call_id in previous.identities[index][2]]
         results = sum(previous.identities[index][0] == "tool" for index in dropped)
         return Violation(
             f"the tool exchange of turn {previous.number} (tool calls {', '.join(ids)} and {results} result{'s' * (results != 1)}) "
-            f"is missing from this request while the reply that followed it is kept",
-            key=("dropped", previous.number), tool_call_id=ids[0],
+            f"is missing from this request while the reply that followed it (message {ctx.label(reply)}) is kept",
+            key=("dropped", previous.number), message_index=reply, tool_call_id=ids[0], pointer=f"/messages/{reply}",
             evidence={"previous_line": previous.record.line, "dropped_messages": dropped},
         )
 
@@ -129,20 +129,21 @@ def _ended_with_tool_results(turn) -> bool:
     return bool(turn.identities) and turn.identities[-1][0] == "tool"
 
 
-def _tool_exchange_dropped(identities: list[tuple], transition: Transition, messages: list) -> list[int]:
-    """Indexes of the previous request's tool exchange after its last user message when the
-    next request carries everything up to that user message, then the model's final reply
-    with no assistant tool-call turn of that exchange left before it, and goes on: the
-    history kept only the text of the turn (an app that stores `content` alone)."""
+def _tool_exchange_dropped(identities: list[tuple], transition: Transition, messages: list) -> tuple[list[int], int] | None:
+    """(indexes of the previous request's messages left out, index of the reply in the next
+    request) when the next request carries everything of the previous one up to its last
+    user message, then the model's final reply with no assistant tool-call turn of the
+    tool exchange that followed that message left before it, and goes on: the history
+    kept only the text of the turn (an app that stores `content` alone)."""
     last_user = next((i for i in range(len(identities) - 1, -1, -1) if identities[i][0] == "user"), None)
     if last_user is None or identities[-1][0] != "tool":
-        return []
+        return None
     left_out = transition.left_out(identities)
     if not left_out or left_out[0] <= last_user:
-        return []  # history cut before the exchange too: trimmed
+        return None  # history cut before the exchange too: trimmed
     exchange = range(last_user + 1, len(identities))
     if not all(identities[i][:2] == ("assistant", "calls") or identities[i][0] == "tool" for i in exchange):
-        return []
+        return None
     mapping = transition.mapping
     carried = {mapping[i] for i in exchange if mapping[i] is not None}
     slot = mapping[last_user] + 1
@@ -150,12 +151,12 @@ def _tool_exchange_dropped(identities: list[tuple], transition: Transition, mess
         slot += 1
     reply = messages[slot] if slot < len(messages) else None
     if reply is None or role_of(reply) != "assistant" or tool_call_ids(reply) or slot + 1 >= len(messages):
-        return []
+        return None
     calls = [i for i in exchange if identities[i][0] == "assistant"]
     lost = [i for i in calls if mapping[i] is None]
     if not lost or any(mapping[i] is not None for i in calls if i > lost[0]):
-        return []  # a later round kept after a lost one: history trimmed, not the turn stored as text
-    return left_out
+        return None  # a later round kept after a lost one: history trimmed, not the turn stored as text
+    return left_out, slot
 
 
 def _opens_with_results_of(messages: list, call_ids: list[str]) -> bool:
