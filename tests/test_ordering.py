@@ -79,3 +79,10 @@ def test_a_bare_bodys_time_and_key_are_not_request_settings():
     body = {"model": "gpt-4o", "messages": [], "temperature": 0.2}
     assert settings_digest({**body, "ts": 1, "session_id": "a"}) == settings_digest({**body, "ts": 2, "session_id": "a"}) == settings_digest(body)
     assert settings_digest({**body, "temperature": 0.3}) != settings_digest(body)
+
+
+def test_a_number_too_small_to_be_a_time_is_not_one(tmp_path):
+    """A logger's `time` may be the request's latency: such records keep input order."""
+    records = [envelope(HISTORIES[i], latency) for i, latency in ((0, 2.5), (1, 0.4), (2, 1.1))]
+    report = json_report(write_records(tmp_path / "log.jsonl", [{**r, "time": r.pop("ts")} for r in records]))
+    assert turn_lines(report) == [[1, 2, 3]] and report["findings"] == []

@@ -111,13 +111,19 @@ def _at_top_level(before: bytes) -> bool:
     return True
 
 
+EPOCH_FLOOR = 1e9  # 2001-09-09 in epoch seconds: a smaller number is a duration (a latency), not a time
+
+
 def _timestamp(obj: dict[str, Any]) -> float | None:
-    """When a record says its request was made, in epoch seconds: the first of TIMESTAMP_KEYS
-    that holds a number or an ISO 8601 time (a time without a zone is read as UTC)."""
+    """When a record says its request was made: the first of TIMESTAMP_KEYS that holds an
+    epoch time (seconds, or milliseconds: one log uses one unit) or an ISO 8601 time (one
+    without a zone read as UTC), in epoch seconds or as the number given."""
     for key in TIMESTAMP_KEYS:
         value = obj.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
-            return float(value)
+            if value >= EPOCH_FLOOR:
+                return float(value)
+            continue
         if isinstance(value, str):
             try:
                 moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
