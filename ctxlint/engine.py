@@ -49,7 +49,8 @@ class ReasoningLedger:
 
     An entry with no fields means the turn was seen (in a logged response or a request)
     without any reasoning: the model did not think there, so there is nothing to pass back.
-    Such an entry is kept as its origin alone, and a reasoning value as its digest.
+    Such an entry is kept as its origin alone, and a reasoning value as its digest. An
+    entry also names the model profile it was seen under (`_family`).
     """
 
     __slots__ = ("_seen",)
@@ -61,11 +62,11 @@ class ReasoningLedger:
         entry = self._seen.get(identity)
         return {"_origin": entry} if isinstance(entry, str) else entry
 
-    def record(self, identity: tuple, message: dict[str, Any], origin: str) -> None:
+    def record(self, identity: tuple, message: dict[str, Any], origin: str, family: str | None = None) -> None:
         entry = self._seen.get(identity)
         for name, value in returned_reasoning(message):
             if entry is None or isinstance(entry, str):
-                entry = self._seen[identity] = {"_origin": entry or origin}
+                entry = self._seen[identity] = {"_origin": entry or origin, "_family": family}
             if name not in entry:
                 entry[name] = ReasoningSeen.of(value)
         if entry is None:
@@ -340,7 +341,14 @@ class TurnContext:
         return last_user_index(self.messages)
 
     def known_reasoning(self, identity: tuple) -> dict[str, Any] | None:
-        return self.ledger.get(identity)
+        """What the ledger knows of a turn's reasoning. Reasoning another model returned (the
+        conversation moved to another model, as frameworks that switch models do) is not
+        this model's to get back: the turn is judged by this model's profile alone."""
+        known = self.ledger.get(identity)
+        family = known.get("_family") if known else None
+        if family is not None and self.profile.known and family != self.profile.id:
+            return None
+        return known
 
 
 @dataclass(slots=True)
@@ -471,7 +479,7 @@ class Engine:
         session.summary.add(self._metrics(ctx))
         if ctx.previous is not None and not session.history_cut:
             session.history_cut = bool(ctx.transition.left_out(ctx.previous.identities))
-        self._learn(session.ledger, turn)
+        self._learn(session.ledger, turn, ctx.profile.id if ctx.profile.known else None)
         if record.response is not None and record.response.finish_reason == "length" and turn.response_message is not None:
             session.cut_off |= {turn.response_identity()}
         session.previous = turn
@@ -667,13 +675,15 @@ class Engine:
         return LintResult(tally.findings, tally.sessions, coverage, tally.problems)
 
     @staticmethod
-    def _learn(ledger: ReasoningLedger, turn: Turn) -> None:
+    def _learn(ledger: ReasoningLedger, turn: Turn, family: str | None) -> None:
+        """Into the ledger: the reasoning of the turn's new assistant messages and of its
+        response, under the model profile (`family`) the request went to."""
         for message, identity in zip(turn.messages[turn.shared:], turn.identities[turn.shared:]):
             if role_of(message) == "assistant":
-                ledger.record(identity, message, f"turn {turn.number} request")
+                ledger.record(identity, message, f"turn {turn.number} request", family)
         response = turn.response_message
         if response is not None:
-            ledger.record(message_identity(response), response, f"turn {turn.number} response")
+            ledger.record(message_identity(response), response, f"turn {turn.number} response", family)
 
     @staticmethod
     def _metrics(ctx: TurnContext) -> TurnMetrics:

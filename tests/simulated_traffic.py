@@ -68,6 +68,7 @@ GLM5 = Style("glm-5.1", "reasoning_content", True)
 REJECTED = {"thinking_disabled": {"thinking": {"type": "disabled"}}, "unaccepted_effort": {"reasoning_effort": "medium"}}
 
 SUMMARY_OPENING = "Here is a summary of the conversation to date:\n\n"
+CLEARED = '{"result": "[cleared to save context]"}'
 # made when a reply is stored: those made on a tool-call turn, and the others
 CALL_TURN_DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", "unanswered_call", "edited_reasoning", "arguments_as_object",
                      "duplicate_result")
@@ -102,6 +103,9 @@ class Conversation:
     # the app sends a system prompt; without one the history still keeps its place (index
     # 0), unsent, so that index 1 is always the first user message
     prompted: bool = True
+    # the results of tool calls made before the user's newest message are cleared to a
+    # placeholder in the stored history (a client-side compaction, as coding agents do)
+    clears_results: bool = False
     history: list = field(default_factory=list)
     turn: int = 0
     calls: int = 0
@@ -131,6 +135,9 @@ class Conversation:
         return self.turn >= self.turns
 
     def sent_messages(self) -> list:
+        if self.clears_results:
+            last_user = max(i for i, m in enumerate(self.history) if m["role"] == "user")
+            self.history[:last_user] = [{**m, "content": CLEARED} if m["role"] == "tool" else m for m in self.history[:last_user]]
         sent = self._window()
         return sent if self.prompted or not sent or sent[0] is not self.history[0] else sent[1:]
 
@@ -259,7 +266,10 @@ class Simulator:
         shortening = rng.choice(("trim_middle", "summarize", None, None)) if defect not in ("trim_cut", "sliding_window", "text_only_history") else None
         prompted = rng.random() < 0.8
         return Conversation(rng, f"s{number:03d}", style, keyed, defect, turns, rng.randint(2, turns), clock=prompted and rng.random() < 0.3,
-                            prompted=prompted,
+                            # without a key, cleared results are found again by their call id only where the
+                            # rest of the history agrees: not across a trimmed or summarized history (a known limit)
+                            prompted=prompted, clears_results=rng.random() < 0.2 and (keyed or (
+                                shortening is None and defect not in ("trim_cut", "sliding_window"))),
                             trim_middle=shortening == "trim_middle", summarize=shortening == "summarize", streamed=rng.random() < 0.3,
                             key_name=rng.choice(("session_id", "session_id", "conversation_id", "thread_id", "metadata.session_id")))
 

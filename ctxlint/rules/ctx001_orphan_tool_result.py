@@ -14,6 +14,8 @@ class OrphanToolResult(Rule):
     Results a history opens with (no assistant message before them) are one defect per
     session: a keep-last-N window that starts inside a tool exchange leaves such results
     at its head, again and again as it slides, and they are reported where that starts.
+    A result reported once is not reported again when the app later clears or shortens
+    its text (old tool output replaced by a placeholder to save context).
 
     ## Why is this bad?
     A tool result is bound to the call that asked for it. When the assistant turn that
@@ -63,6 +65,7 @@ class OrphanToolResult(Rule):
                     yield Violation(
                         f"tool result for {call_id!r} at message {ctx.label(index)} answers no call: the nearest assistant message before it made no call with that id",
                         key=result, message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
+                        covers=(("result", call_id),),  # the same result, its text cleared or shortened later
                     )
         if opening:
             index, call_id, _ = opening[0]
@@ -74,7 +77,7 @@ class OrphanToolResult(Rule):
             yield Violation(
                 f"{results} no call: there is no assistant message before {'it' if len(opening) == 1 else 'them'}",
                 # a result reported before (its call dropped, then the history cut up to it) is this defect too
-                key=("opens the history",), covers=tuple(result for _, _, result in opening),
+                key=("opens the history",), covers=tuple(key for _, call_id, result in opening for key in (result, ("result", call_id))),
                 message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
                 evidence={"tool_call_ids": [c for _, c, _ in opening]} if len(opening) > 1 else {},
             )

@@ -39,15 +39,28 @@ class _Open:
     last_seen: int = 0
 
 
+def _key(identity: tuple) -> tuple:
+    """What finds a message again in a later request: its identity, or for a tool result
+    its call id alone (apps clear or shorten old tool output in place)."""
+    return identity[:2] if identity[0] == "tool" else identity
+
+
+def _last_position(identities: list[tuple], wanted: tuple) -> int | None:
+    key = _key(wanted)
+    return next((j for j in range(len(identities) - 1, -1, -1) if _key(identities[j]) == key), None)
+
+
 def _agreement(candidate: _Open, identities: list[tuple], anchor: tuple | None = None) -> int:
     """How many of the candidate's last messages, walking back from its anchor (or another
-    message of its history), the request repeats."""
+    message of its history), the request repeats. A tool result whose text changed (found
+    by its call id) is walked past without counting: a call id alone may be one many
+    conversations use ("functions.search:0"); but a walk that agrees back to the start
+    of the candidate's history counts as two, all there is."""
     anchor = anchor or candidate.anchor
     if anchor is None:
         return 0
-    try:
-        position = len(identities) - 1 - identities[::-1].index(anchor)
-    except ValueError:
+    position = _last_position(identities, anchor)
+    if position is None:
         return 0
     if anchor == candidate.anchor and candidate.response_calls and position + 1 < len(identities):
         following = identities[position + 1]
@@ -58,15 +71,15 @@ def _agreement(candidate: _Open, identities: list[tuple], anchor: tuple | None =
     j = position
     agreed = 0
     while i >= 0 and j >= 0:
-        if history[i] == identities[j]:
-            agreed += 1
+        if history[i] == identities[j] or (history[i][0] == "tool" and _key(history[i]) == _key(identities[j])):
+            agreed += history[i] == identities[j]
             i -= 1
             j -= 1
         elif history[i][0] == "assistant":
             i -= 1  # an assistant turn the next request dropped: a defect to report, still the same session
         else:
             break
-    return agreed
+    return max(agreed, 2) if agreed and i < 0 else agreed
 
 
 # A user message one conversation alone is taken to have sent: 12 characters, or 4 Han,
@@ -81,9 +94,9 @@ def _cut_at_anchor(candidate: _Open, messages: list, conversation: list[tuple[in
     of what was cut), and the anchor is one conversation's own (a tool result, named by
     its call id, or a user message of some length, not an "ok" many conversations send)."""
     identities = [identity for _, identity in conversation]
-    try:
-        position = identities.index(candidate.anchor)
-    except ValueError:
+    key = _key(candidate.anchor)
+    position = next((j for j, identity in enumerate(identities) if _key(identity) == key), None)
+    if position is None:
         return False
     if position + 1 >= len(identities) or identities[position + 1][0] != "assistant":
         return False
@@ -143,7 +156,7 @@ class ChainInference:
         probe = make_turn(0, record)
         conversation = probe.conversation_identities()
         identities = [identity for _, identity in conversation]
-        candidates = {id(o): o for key in set(identities) for o in self._by_anchor.get(key, ())}.values()
+        candidates = {id(o): o for key in set(map(_key, identities)) for o in self._by_anchor.get(key, ())}.values()
         best, best_score = None, 0
         for candidate in candidates:
             score = _agreement(candidate, identities)
@@ -162,7 +175,7 @@ class ChainInference:
             best = _Open(f"{record.file}:{record.line}")
         else:
             if best.anchor is not None:
-                self._by_anchor[best.anchor].remove(best)
+                self._by_anchor[_key(best.anchor)].remove(best)
             if best.question is not None:
                 self._by_question[best.question].remove(best)
         best.history = identities[:]
@@ -175,7 +188,7 @@ class ChainInference:
         best.last_seen = self._sequence
         self._sequence += 1
         if best.anchor is not None:
-            self._by_anchor[best.anchor].append(best)
+            self._by_anchor[_key(best.anchor)].append(best)
         best.question = _question(best.history)
         if best.question is not None:
             self._by_question[best.question].append(best)

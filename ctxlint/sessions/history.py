@@ -63,11 +63,16 @@ def align(previous: Turn, following: Turn) -> Transition:
     """Greedy in-order match of the previous request's messages onto the next one's.
 
     The messages the next request shares with the previous one (the same objects) match
-    themselves, so only what follows them is searched."""
+    themselves, so only what follows them is searched. A tool result whose text changed
+    still matches by its call id: apps clear or shorten old tool output in place (a
+    client-side compaction), and the result is still there."""
     shared = following.shared
     positions: dict[tuple, list[int]] = defaultdict(list)
     for index in range(shared, len(following.identities)):
-        positions[following.identities[index]].append(index)
+        identity = following.identities[index]
+        positions[identity].append(index)
+        if identity[0] == "tool":
+            positions[identity[:2]].append(index)
     sources = previous.identities[shared:]
     response_index = None
     if previous.response_message is not None:
@@ -77,6 +82,8 @@ def align(previous: Turn, following: Turn) -> Transition:
     cursor = shared - 1
     for identity in sources:
         found = next((p for p in positions.get(identity, ()) if p > cursor), None)
+        if found is None and identity is not None and identity[0] == "tool":
+            found = next((p for p in positions.get(identity[:2], ()) if p > cursor), None)
         mapping.append(found)
         if found is not None:
             cursor = found
