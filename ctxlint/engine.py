@@ -477,7 +477,7 @@ class Engine:
         if log is not None:
             judged |= log.check(ctx, tally)
         session.summary.add(self._metrics(ctx))
-        if ctx.previous is not None and not session.history_cut:
+        if ctx.previous is not None and not session.history_cut and ctx.transition.edited_at is None:  # an edit branches, cuts nothing
             session.history_cut = bool(ctx.transition.left_out(ctx.previous.identities))
         self._learn(session.ledger, turn, ctx.profile.id if ctx.profile.known else None)
         if record.response is not None and record.response.finish_reason == "length" and turn.response_message is not None:

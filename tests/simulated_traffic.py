@@ -246,7 +246,7 @@ class Simulator:
         self.planted: list[Planted] = []
         self.conversations = [self._conversation(n, defect_rate) for n in range(sessions)]
         self.open = list(self.conversations)
-        self.retries = self.side_calls = self.regenerations = 0
+        self.retries = self.side_calls = self.regenerations = self.edits = 0
 
     def _conversation(self, number: int, defect_rate: float) -> Conversation:
         rng = self.rng
@@ -326,6 +326,14 @@ class Simulator:
         elif defect_now != "overflow" and self.rng.random() < 0.05:  # regenerated: the first reply is let go, legal
             self.regenerations += 1
             self._write(c, request, self._completion(c, c.reply(False), len(request["messages"])))
+        elif defect_now is None and c.history[-1]["role"] == "user" and (c.keyed or c.turn > 1) and self.rng.random() < 0.05:
+            # the user edits the message just sent and sends it again: the chat branches there, legal
+            # (without a key, a first message edited reads as a new conversation: there is no history to tie)
+            self.edits += 1
+            self._write(c, request, self._completion(c, c.reply(False), len(request["messages"])))
+            c.history[-1] = {"role": "user", "content": c.history[-1]["content"] + (" 吗" if c.history[-1]["content"][-1] > "~" else ", please")}
+            request = c.request()
+            c.sent = len(c.history)
         if defect_now == "overflow":
             error = {"message": "This model's maximum context length is 128000 tokens. However, your messages resulted in 132000 tokens.",
                      "type": "invalid_request_error", "code": "context_length_exceeded"}

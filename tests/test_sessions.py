@@ -158,3 +158,13 @@ def test_conversations_of_many_keys_interleaved_past_the_awake_sessions_group_as
     assert sorted((s["id"], s["requests"]) for s in report["sessions"]) == built
     assert len(built) == 3 * (HOT_SESSIONS + 50)
     assert json_report(str(log), "--jobs", "2") == report
+
+
+def test_a_last_message_edited_and_resent_without_a_key_stays_in_its_session():
+    """A chat UI's edit-and-resend: the history up to the user's newest message, that message
+    changed; the conversation goes on from the edited one."""
+    opening = [S, U("Plan a weekend in Rome for two.")]
+    asked = opening + [A("Which dates?"), U("The first weekend of May")]
+    edited = opening + [A("Which dates?"), U("The second weekend of May")]
+    records = [rec(1, opening), rec(2, asked), rec(3, edited), rec(4, edited + [A("Booked."), U("Thanks!")])]
+    assert grouping(records) == [[1, 2, 3, 4]]

@@ -38,7 +38,7 @@ def test_the_simulation_plants_every_defect_beside_every_legal_look_alike():
     assert all(any(getattr(c, variation) for c in conversations if c.defect is None) for variation in ("clock", "trim_middle", "summarize", "keyed", "clears_results"))
     assert any(not c.keyed for c in conversations if c.defect is None)
     assert any(not c.prompted and c.titled for c in conversations if c.defect is None)  # a title call on the chat's own model
-    assert all(sum(getattr(s, kind) for s in simulations) > 0 for kind in ("retries", "regenerations", "side_calls"))
+    assert all(sum(getattr(s, kind) for s in simulations) > 0 for kind in ("retries", "regenerations", "side_calls", "edits"))
 
 
 def test_jobs_give_the_same_report_on_simulated_traffic(tmp_path):

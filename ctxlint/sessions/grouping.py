@@ -35,8 +35,24 @@ class _Open:
     # when the history ends in a tool exchange: the user message that opened it, which a
     # next request that kept the turn's final text alone goes on from
     question: tuple | None = None
+    sent: int = 0  # how many of `history` the last request sent (the rest is its logged response)
     response_calls: tuple[str, ...] = ()
     last_seen: int = 0
+
+    @property
+    def edit_point(self) -> tuple | None:
+        """When the last request ended with a user message after an exchange or more: the
+        message before it, which a resend with that user message edited (or replaced) ends
+        on too (a chat UI's edit-and-resend, which branches the conversation there)."""
+        if self.sent >= 3 and self.history[self.sent - 1][0] == "user":
+            return self.history[self.sent - 2]
+        return None
+
+    def edited_by(self, identities: list[tuple]) -> bool:
+        """Whether a request is the last one with its final user message edited or replaced."""
+        sent = self.sent
+        return (len(identities) == sent and identities[-1][0] == "user" and identities[-1] != self.history[sent - 1]
+                and identities[:-1] == self.history[:sent - 1])
 
 
 def _key(identity: tuple) -> tuple:
@@ -149,7 +165,14 @@ class ChainInference:
     def __init__(self) -> None:
         self._by_anchor: dict[tuple, list[_Open]] = defaultdict(list)
         self._by_question: dict[tuple, list[_Open]] = defaultdict(list)
+        self._by_edit_point: dict[tuple, list[_Open]] = defaultdict(list)
         self._sequence = 0
+
+    def _places(self, conversation: _Open) -> list[tuple[dict[tuple, list[_Open]], tuple]]:
+        """Each index an open conversation is found by, with its key there."""
+        places = [(self._by_anchor, _key(conversation.anchor) if conversation.anchor is not None else None),
+                  (self._by_question, conversation.question), (self._by_edit_point, conversation.edit_point)]
+        return [(index, key) for index, key in places if key is not None]
 
     def add(self, record: Record) -> tuple[str, bool]:
         """(id of the session the record continues or starts, whether it starts one)."""
@@ -170,28 +193,27 @@ class ChainInference:
                 best, best_score = candidate, score
         if best is None:
             best = self._gone_on_without_exchange(record.messages, conversation)
+        if best is None and len(identities) >= 2:
+            best = next((o for o in reversed(self._by_edit_point.get(identities[-2], ())) if o.edited_by(identities)), None)
         started = best is None
         if best is None:
             best = _Open(f"{record.file}:{record.line}")
         else:
-            if best.anchor is not None:
-                self._by_anchor[_key(best.anchor)].remove(best)
-            if best.question is not None:
-                self._by_question[best.question].remove(best)
+            for index, key in self._places(best):
+                index[key].remove(best)
         best.history = identities[:]
+        best.sent = len(identities)
         best.response_calls = ()
         response = record.response.message if record.response is not None else None
         if response is not None:
             best.history.append(message_identity(response))
             best.response_calls = tuple(tool_call_ids(response))
         best.anchor = _anchor(identities)
+        best.question = _question(best.history)
         best.last_seen = self._sequence
         self._sequence += 1
-        if best.anchor is not None:
-            self._by_anchor[_key(best.anchor)].append(best)
-        best.question = _question(best.history)
-        if best.question is not None:
-            self._by_question[best.question].append(best)
+        for index, key in self._places(best):
+            index[key].append(best)
         return best.session_id, started
 
     def _gone_on_without_exchange(self, messages: list, conversation: list[tuple[int, tuple]]) -> _Open | None:
