@@ -69,6 +69,7 @@ REJECTED = {"thinking_disabled": {"thinking": {"type": "disabled"}}, "unaccepted
 
 SUMMARY_OPENING = "Here is a summary of the conversation to date:\n\n"
 CLEARED = '{"result": "[cleared to save context]"}'
+SCRIPTED_OPENING = "Plan a trip to Rome, budget 500 EUR, two nights near Termini station."
 # made when a reply is stored: those made on a tool-call turn, and the others
 CALL_TURN_DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", "unanswered_call", "edited_reasoning", "arguments_as_object",
                      "duplicate_result")
@@ -106,6 +107,9 @@ class Conversation:
     # the results of tool calls made before the user's newest message are cleared to a
     # placeholder in the stored history (a client-side compaction, as coding agents do)
     clears_results: bool = False
+    # the conversation opens as a scripted test run does: the same system prompt and first
+    # message as every other scripted conversation of the log
+    scripted: bool = False
     history: list = field(default_factory=list)
     turn: int = 0
     calls: int = 0
@@ -118,8 +122,8 @@ class Conversation:
     titled: bool = False  # a title call was made under the session's key
 
     def __post_init__(self) -> None:
-        self.history = [{"role": "system", "content": self.system_prompt()},
-                        {"role": "user", "content": f"Plan a trip to {self.rng.choice(CITIES)}, budget 500 EUR. {self.text(8)}"}]
+        opening = SCRIPTED_OPENING if self.scripted else f"Plan a trip to {self.rng.choice(CITIES)}, budget 500 EUR. {self.text(8)}"
+        self.history = [{"role": "system", "content": self.system_prompt()}, {"role": "user", "content": opening}]
 
     def text(self, words: int) -> str:
         if self.rng.random() < 0.25:
@@ -127,7 +131,8 @@ class Conversation:
         return " ".join(self.rng.choice(WORDS) for _ in range(words))
 
     def system_prompt(self) -> str:
-        prompt = f"You are the travel agent of {self.id}. Never book red-eye flights.\nAnswer in the user's language."
+        agent = "a travel agent" if self.scripted else f"the travel agent of {self.id}"
+        prompt = f"You are {agent}. Never book red-eye flights.\nAnswer in the user's language."
         return prompt + (f"\nCurrent time: 2026-12-04T{8 + self.turn // 60:02d}:{self.turn % 60:02d}:00Z" if self.clock else "")
 
     @property
@@ -268,7 +273,8 @@ class Simulator:
         return Conversation(rng, f"s{number:03d}", style, keyed, defect, turns, rng.randint(2, turns), clock=prompted and rng.random() < 0.3,
                             # without a key, cleared results are found again by their call id only where the
                             # rest of the history agrees: not across a trimmed or summarized history (a known limit)
-                            prompted=prompted, clears_results=rng.random() < 0.2 and (keyed or (
+                            # without a key, openings sent alike by many conversations tie nothing (a known limit)
+                            scripted=keyed and rng.random() < 0.15, prompted=prompted, clears_results=rng.random() < 0.2 and (keyed or (
                                 shortening is None and defect not in ("trim_cut", "sliding_window"))),
                             trim_middle=shortening == "trim_middle", summarize=shortening == "summarize", streamed=rng.random() < 0.3,
                             key_name=rng.choice(("session_id", "session_id", "conversation_id", "thread_id", "metadata.session_id")))
@@ -323,7 +329,9 @@ class Simulator:
         if c.keyed and self.rng.random() < 0.08:  # a 429 first, then the same request again: legal
             self.retries += 1
             self._write(c, request, {"error": {"message": "Rate limit reached, retry later", "type": "rate_limit_error"}}, status=429)
-        elif defect_now != "overflow" and self.rng.random() < 0.05:  # regenerated: the first reply is let go, legal
+        # regenerated: the first reply is let go, legal (without a key, an opening sent twice reads as
+        # two conversations that open alike: the weaker ties, a turn stored as text, are not made then)
+        elif defect_now != "overflow" and (c.keyed or c.turn > 1) and self.rng.random() < 0.05:
             self.regenerations += 1
             self._write(c, request, self._completion(c, c.reply(False), len(request["messages"])))
         elif defect_now is None and c.history[-1]["role"] == "user" and (c.keyed or c.turn > 1) and self.rng.random() < 0.05:

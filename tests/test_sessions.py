@@ -168,3 +168,29 @@ def test_a_last_message_edited_and_resent_without_a_key_stays_in_its_session():
     edited = opening + [A("Which dates?"), U("The second weekend of May")]
     records = [rec(1, opening), rec(2, asked), rec(3, edited), rec(4, edited + [A("Booked."), U("Thanks!")])]
     assert grouping(records) == [[1, 2, 3, 4]]
+
+
+def rec_of(line, messages, model):
+    record = rec(line, messages)
+    record.request["model"] = model
+    return record
+
+
+def test_the_same_opening_sent_by_another_agent_is_another_conversation():
+    """Without a key, a first message many conversations send alike ties a request only to a
+    conversation of its own agent: not to one with another prompt on another model."""
+    opening = U("Plan a trip to Rome, budget 500 EUR, two nights near Termini station.")
+    travel = {"role": "system", "content": "You are a travel agent. Never book red-eye flights."}
+    records = [rec_of(1, [travel, opening], "gpt-4o"), rec_of(2, [opening], "glm-4.6"),
+               rec_of(3, [opening, A("Which dates?"), U("The first weekend of May, please")], "glm-4.6")]
+    assert grouping(records) == [[1], [2, 3]]
+
+
+def test_an_opening_sent_twice_ties_no_request_that_lost_a_tool_exchange():
+    """Two runs of one script open alike: the second's first request reads as a resend of the
+    first's. The first run goes into a tool loop; the second run's next request (a reply, then
+    a new message) is not read as the first run having stored its turn as text."""
+    opening = [S, U("Plan a trip to Rome, budget 500 EUR, two nights near Termini station.")]
+    loop = opening + [A(None, tool_calls=[call("c1")]), {"role": "tool", "tool_call_id": "c1", "content": "AZ311"}]
+    records = [rec(1, opening), rec(2, opening), rec(3, loop), rec(4, opening + [A("Which dates?"), U("The first weekend of May")])]
+    assert grouping(records) == [[1, 2, 3], [4]]

@@ -36,6 +36,13 @@ class _Open:
     # next request that kept the turn's final text alone goes on from
     question: tuple | None = None
     sent: int = 0  # how many of `history` the last request sent (the rest is its logged response)
+    # its opening request (a first message alone) was sent again: a retry, or another
+    # conversation that opens the same way (a scripted test run); then only a request that
+    # repeats its messages goes on from it, not one that has lost some (a turn stored as
+    # text, an edit), which may be the other conversation's
+    resent: bool = False
+    prompt: str | None = None  # whose conversation it is: its agent's prompt and model (agent_prompt)
+    model: str | None = None
     response_calls: tuple[str, ...] = ()
     last_seen: int = 0
 
@@ -66,22 +73,22 @@ def _last_position(identities: list[tuple], wanted: tuple) -> int | None:
     return next((j for j in range(len(identities) - 1, -1, -1) if _key(identities[j]) == key), None)
 
 
-def _agreement(candidate: _Open, identities: list[tuple], anchor: tuple | None = None) -> int:
-    """How many of the candidate's last messages, walking back from its anchor (or another
-    message of its history), the request repeats. A tool result whose text changed (found
-    by its call id) is walked past without counting: a call id alone may be one many
-    conversations use ("functions.search:0"); but a walk that agrees back to the start
-    of the candidate's history counts as two, all there is."""
+def _agreement(candidate: _Open, identities: list[tuple], anchor: tuple | None = None) -> tuple[int, int]:
+    """(how many, whether all): of the candidate's last messages, walking back from its
+    anchor (or another message of its history), how many the request repeats, and whether
+    the walk went back to the candidate's first message. A tool result whose text changed
+    (found by its call id) is walked through without counting: a call id alone may be one
+    many conversations use ("functions.search:0", Gemini's calls named by their arguments)."""
     anchor = anchor or candidate.anchor
     if anchor is None:
-        return 0
+        return 0, False
     position = _last_position(identities, anchor)
     if position is None:
-        return 0
+        return 0, False
     if anchor == candidate.anchor and candidate.response_calls and position + 1 < len(identities):
         following = identities[position + 1]
         if following[:2] == ("assistant", "calls") and set(following[2]).isdisjoint(candidate.response_calls):
-            return 0  # the next request answered the anchor with other calls: another conversation
+            return 0, False  # the next request answered the anchor with other calls: another conversation
     history = candidate.history
     i = len(history) - 1 - history[::-1].index(anchor)
     j = position
@@ -95,7 +102,7 @@ def _agreement(candidate: _Open, identities: list[tuple], anchor: tuple | None =
             i -= 1  # an assistant turn the next request dropped: a defect to report, still the same session
         else:
             break
-    return max(agreed, 2) if agreed and i < 0 else agreed
+    return agreed, i < 0
 
 
 # A user message one conversation alone is taken to have sent: 12 characters, or 4 Han,
@@ -142,7 +149,7 @@ def _went_on_without_exchange(candidate: _Open, messages: list, conversation: li
         return 0
     if not _distinctive(messages[conversation[position][0]]):
         return 0
-    return _agreement(candidate, identities, candidate.question)
+    return _agreement(candidate, identities, candidate.question)[0]
 
 
 def _anchor(history: list[tuple]) -> tuple | None:
@@ -166,6 +173,7 @@ class ChainInference:
         self._by_anchor: dict[tuple, list[_Open]] = defaultdict(list)
         self._by_question: dict[tuple, list[_Open]] = defaultdict(list)
         self._by_edit_point: dict[tuple, list[_Open]] = defaultdict(list)
+        self._texts: dict[str, str] = {}  # one copy of each prompt and model name (_shared)
         self._sequence = 0
 
     def _places(self, conversation: _Open) -> list[tuple[dict[tuple, list[_Open]], tuple]]:
@@ -180,29 +188,43 @@ class ChainInference:
         conversation = probe.conversation_identities()
         identities = [identity for _, identity in conversation]
         candidates = {id(o): o for key in set(map(_key, identities)) for o in self._by_anchor.get(key, ())}.values()
-        best, best_score = None, 0
+        best, best_rank = None, (0,)
+        prompt, model = (_shared(text, self._texts) for text in (agent_prompt(record.messages), record.model))
         for candidate in candidates:
-            score = _agreement(candidate, identities)
+            same_agent = _same_agent(candidate.prompt, candidate.model, prompt, model)
+            if len(identities) == candidate.sent and identities == candidate.history[:candidate.sent] and not same_agent:
+                continue  # the same messages sent by another agent: another conversation that opens alike
+            score, whole = _agreement(candidate, identities)
             # Two agreeing messages, or all there are before the anchor in a session's first
             # request; or the anchor alone where a kept-last-N history (or a summary of what
             # it cut) starts right at it.
             needed = min(2, len(candidate.history) - candidate.history[::-1].index(candidate.anchor))
             if score == 1 and needed == 2 and _cut_at_anchor(candidate, record.messages, conversation):
                 needed = 1
-            if score >= needed and (score, candidate.last_seen) > (best_score, best.last_seen if best else -1):
-                best, best_score = candidate, score
+            if not (score >= needed or (score and whole)):
+                continue
+            if score < 2 and _other_agent(candidate.prompt, candidate.model, prompt, model):
+                continue  # one message in common (an opening many send alike) and another agent's request
+            # the most messages agreeing; among as many, its own agent's, then the latest
+            rank = (score, same_agent, candidate.last_seen)
+            if rank > best_rank:
+                best, best_rank = candidate, rank
+        # weaker ties, made to the same agent's conversation only: a turn stored as its text, an edit
         if best is None:
-            best = self._gone_on_without_exchange(record.messages, conversation)
+            best = self._gone_on_without_exchange(record.messages, conversation, prompt, model)
         if best is None and len(identities) >= 2:
-            best = next((o for o in reversed(self._by_edit_point.get(identities[-2], ())) if o.edited_by(identities)), None)
+            best = next((o for o in reversed(self._by_edit_point.get(identities[-2], ()))
+                         if not o.resent and _same_agent(o.prompt, o.model, prompt, model) and o.edited_by(identities)), None)
         started = best is None
         if best is None:
             best = _Open(f"{record.file}:{record.line}")
         else:
             for index, key in self._places(best):
                 index[key].remove(best)
+            best.resent |= best.sent == len(identities) == 1 and identities == best.history[:1]
         best.history = identities[:]
         best.sent = len(identities)
+        best.prompt, best.model = prompt, model
         best.response_calls = ()
         response = record.response.message if record.response is not None else None
         if response is not None:
@@ -216,10 +238,11 @@ class ChainInference:
             index[key].append(best)
         return best.session_id, started
 
-    def _gone_on_without_exchange(self, messages: list, conversation: list[tuple[int, tuple]]) -> _Open | None:
-        """The open conversation this request goes on from having lost its closing tool
-        exchange, when two of its messages up to that exchange agree, or all there are."""
-        candidates = {id(o): o for _, identity in conversation for o in self._by_question.get(identity, ())}.values()
+    def _gone_on_without_exchange(self, messages: list, conversation: list[tuple[int, tuple]], prompt: str | None, model: str | None) -> _Open | None:
+        """The open conversation of this agent that this request goes on from having lost its
+        closing tool exchange, when two of its messages up to that exchange agree, or all there are."""
+        candidates = {id(o): o for _, identity in conversation for o in self._by_question.get(identity, ())
+                      if not o.resent and _same_agent(o.prompt, o.model, prompt, model)}.values()
         scored = [(score, candidate.last_seen, candidate) for candidate in candidates
                   if (score := _went_on_without_exchange(candidate, messages, conversation)) >= min(2, candidate.history.index(candidate.question) + 1)]
         return max(scored, key=lambda entry: entry[:2])[2] if scored else None
@@ -283,13 +306,24 @@ def agent_prompt(messages: list) -> str | None:
 PROMPT_COMPARED = 2000  # as much of a prompt as chat.similar reads
 
 
-def _same_agent(thread: Thread, prompt: str | None, model: str | None) -> bool:
-    """Whether a request is the thread's agent: its prompt, or an edit of it; without a
-    prompt on either side, the same model (a side call without one, a title or an intent
-    classifier, is most often made to a smaller model)."""
-    if thread.prompt is None or prompt is None:
-        return thread.prompt is prompt and (thread.model == model or None in (thread.model, model))
-    return thread.prompt == prompt or similar(thread.prompt, prompt)
+def _other_agent(known_prompt: str | None, known_model: str | None, prompt: str | None, model: str | None) -> bool:
+    """Whether a request is clearly another agent's than a known conversation's: another
+    model and another prompt (one of them alone changes when an app switches models, or
+    drops or rewrites its prompt, a defect to report)."""
+    if None in (known_model, model) or known_model == model:
+        return False
+    if known_prompt is None or prompt is None:
+        return known_prompt is not prompt
+    return not (known_prompt == prompt or similar(known_prompt, prompt))
+
+
+def _same_agent(known_prompt: str | None, known_model: str | None, prompt: str | None, model: str | None) -> bool:
+    """Whether a request (prompt, model) is the agent of a known conversation: its prompt,
+    or an edit of it; without a prompt on either side, the same model (a side call without
+    one, a title or an intent classifier, is most often made to a smaller model)."""
+    if known_prompt is None or prompt is None:
+        return known_prompt is prompt and (known_model == model or None in (known_model, model))
+    return known_prompt == prompt or similar(known_prompt, prompt)
 
 
 QUOTED = 48  # characters of a conversation's opening message looked for in another request
@@ -330,7 +364,7 @@ def route(threads: list[Thread], record: Record) -> int | None:
     if chosen is None:
         prompt = agent_prompt(record.messages)
         chosen = next((thread for thread in reversed(threads)
-                       if thread.file == record.file and _same_agent(thread, prompt, record.model) and not _about(thread, record)), None)
+                       if thread.file == record.file and _same_agent(thread.prompt, thread.model, prompt, record.model) and not _about(thread, record)), None)
     return None if chosen is None else chosen.part
 
 
