@@ -270,14 +270,21 @@ class Simulator:
         turns = rng.randint(3, 12)
         shortening = rng.choice(("trim_middle", "summarize", None, None)) if defect not in ("trim_cut", "sliding_window", "text_only_history") else None
         prompted = rng.random() < 0.8
-        return Conversation(rng, f"s{number:03d}", style, keyed, defect, turns, rng.randint(2, turns), clock=prompted and rng.random() < 0.3,
-                            # without a key, cleared results are found again by their call id only where the
-                            # rest of the history agrees: not across a trimmed or summarized history (a known limit)
-                            # without a key, openings sent alike by many conversations tie nothing (a known limit)
-                            scripted=keyed and rng.random() < 0.15, prompted=prompted, clears_results=rng.random() < 0.2 and (keyed or (
-                                shortening is None and defect not in ("trim_cut", "sliding_window"))),
-                            trim_middle=shortening == "trim_middle", summarize=shortening == "summarize", streamed=rng.random() < 0.3,
-                            key_name=rng.choice(("session_id", "session_id", "conversation_id", "thread_id", "metadata.session_id")))
+        defect_turn = rng.randint(2, turns)
+        clock = prompted and rng.random() < 0.3
+        # without a key, openings sent alike by many conversations tie nothing (a known limit)
+        scripted = keyed and rng.random() < 0.15
+        # Without a key, cleared results are found again by their call id only where the rest of the
+        # history agrees: not across a trimmed or summarized history (a known limit). Gemini pairs
+        # responses without ids by name and content: cleared to one placeholder, a response left
+        # without its call (a planted defect) reads as a call's second answer.
+        clears_results = rng.random() < 0.2 and style.api != "gemini" and (
+            keyed or (shortening is None and defect not in ("trim_cut", "sliding_window")))
+        streamed = rng.random() < 0.3
+        key_name = rng.choice(("session_id", "session_id", "conversation_id", "thread_id", "metadata.session_id"))
+        return Conversation(rng, f"s{number:03d}", style, keyed, defect, turns, defect_turn, clock=clock, scripted=scripted,
+                            prompted=prompted, clears_results=clears_results, trim_middle=shortening == "trim_middle",
+                            summarize=shortening == "summarize", streamed=streamed, key_name=key_name)
 
     def run(self) -> "Simulator":
         while self.open:
