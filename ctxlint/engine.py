@@ -62,7 +62,7 @@ class ReasoningLedger:
         entry = self._seen.get(identity)
         return {"_origin": entry} if isinstance(entry, str) else entry
 
-    def record(self, identity: tuple, message: dict[str, Any], origin: str, family: str | None = None) -> None:
+    def record(self, identity: tuple, message: dict[str, Any], origin: str, family: str | None) -> None:
         entry = self._seen.get(identity)
         for name, value in returned_reasoning(message):
             if entry is None or isinstance(entry, str):

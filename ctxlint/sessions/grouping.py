@@ -68,12 +68,14 @@ def _key(identity: tuple) -> tuple:
     return identity[:2] if identity[0] == "tool" else identity
 
 
-def _last_position(identities: list[tuple], wanted: tuple) -> int | None:
+def _position(identities: list[tuple], wanted: tuple, last: bool = False) -> int | None:
+    """Where a message (found by _key) first stands in a request, or last."""
     key = _key(wanted)
-    return next((j for j in range(len(identities) - 1, -1, -1) if _key(identities[j]) == key), None)
+    order = range(len(identities) - 1, -1, -1) if last else range(len(identities))
+    return next((j for j in order if _key(identities[j]) == key), None)
 
 
-def _agreement(candidate: _Open, identities: list[tuple], anchor: tuple | None = None) -> tuple[int, int]:
+def _agreement(candidate: _Open, identities: list[tuple], anchor: tuple | None = None) -> tuple[int, bool]:
     """(how many, whether all): of the candidate's last messages, walking back from its
     anchor (or another message of its history), how many the request repeats, and whether
     the walk went back to the candidate's first message. A tool result whose text changed
@@ -82,7 +84,7 @@ def _agreement(candidate: _Open, identities: list[tuple], anchor: tuple | None =
     anchor = anchor or candidate.anchor
     if anchor is None:
         return 0, False
-    position = _last_position(identities, anchor)
+    position = _position(identities, anchor, last=True)
     if position is None:
         return 0, False
     if anchor == candidate.anchor and candidate.response_calls and position + 1 < len(identities):
@@ -117,8 +119,7 @@ def _cut_at_anchor(candidate: _Open, messages: list, conversation: list[tuple[in
     of what was cut), and the anchor is one conversation's own (a tool result, named by
     its call id, or a user message of some length, not an "ok" many conversations send)."""
     identities = [identity for _, identity in conversation]
-    key = _key(candidate.anchor)
-    position = next((j for j, identity in enumerate(identities) if _key(identity) == key), None)
+    position = _position(identities, candidate.anchor)
     if position is None:
         return False
     if position + 1 >= len(identities) or identities[position + 1][0] != "assistant":

@@ -31,16 +31,19 @@ class Transition:
         return self.mapping[self.response_index] if self.response_index is not None else None
 
     @property
+    def _sent(self) -> int:
+        """How many entries of `mapping` are the previous request's messages (not its response)."""
+        return self.response_index if self.response_index is not None else len(self.mapping)
+
+    @property
     def cut(self) -> bool:
         """The next request left out some of the previous request's messages."""
-        end = self.response_index if self.response_index is not None else len(self.mapping)
-        return None in self.mapping[:end]
+        return None in self.mapping[:self._sent]
 
     def left_out(self, identities: list[tuple]) -> list[int]:
         """Indexes of the previous request's conversation messages (`identities` are its
         own) that the next request left out; not its system prompt, which apps refresh."""
-        end = self.response_index if self.response_index is not None else len(self.mapping)
-        return [i for i in range(end) if self.mapping[i] is None and identities[i][0] not in STEERING_ROLES]
+        return [i for i in range(self._sent) if self.mapping[i] is None and identities[i][0] not in STEERING_ROLES]
 
     def put_in(self, messages: list) -> list[int]:
         """Indexes of the messages the next request put into its history rather than
