@@ -430,7 +430,7 @@ class Engine:
             violation = place.source_map.relocate(violation)
         return Finding(
             code=rule.code, name=rule.name,
-            severity=self.options.severities.get(rule.code, rule.severity),
+            severity=self.options.severities.get(rule.code) or violation.severity or rule.severity,
             message=violation.message, file=place.file, line=place.line,
             session=place.session, turn=place.turn,
             message_index=violation.message_index, tool_call_id=violation.tool_call_id,

@@ -79,7 +79,8 @@ DEFECTS = STORED_DEFECTS + ("thinking_disabled", "unaccepted_effort", "trim_cut"
 
 @dataclass
 class Planted:
-    """Where a session's defect shows first, and the findings it must produce there."""
+    """Where a session's defect shows first, and the findings it must produce there (or a
+    notice: an info finding that legal traffic earns, a rate-limited request)."""
 
     session: str
     defect: str
@@ -249,6 +250,7 @@ class Simulator:
         self.rng = random.Random(seed)
         self.records: list[dict] = []
         self.planted: list[Planted] = []
+        self.notices: list[Planted] = []
         self.conversations = [self._conversation(n, defect_rate) for n in range(sessions)]
         self.open = list(self.conversations)
         self.retries = self.side_calls = self.regenerations = self.edits = 0
@@ -335,7 +337,8 @@ class Simulator:
         first_line = len(self.records) + 1
         if c.keyed and self.rng.random() < 0.08:  # a 429 first, then the same request again: legal
             self.retries += 1
-            self._write(c, request, {"error": {"message": "Rate limit reached, retry later", "type": "rate_limit_error"}}, status=429)
+            line = self._write(c, request, {"error": {"message": "Rate limit reached, retry later", "type": "rate_limit_error"}}, status=429)
+            self.notices.append(Planted(c.id, "rate_limited", line, ("CTX022",)))
         # regenerated: the first reply is let go, legal (without a key, an opening sent twice reads as
         # two conversations that open alike: the weaker ties, a turn stored as text, are not made then)
         elif defect_now != "overflow" and (c.keyed or c.turn > 1) and self.rng.random() < 0.05:
@@ -416,6 +419,10 @@ class Simulator:
         else:
             self.records.append(request)
         return len(self.records)
+
+    def expected(self) -> list[Planted]:
+        """Every finding the log must produce: the planted defects and the notices."""
+        return self.planted + self.notices
 
     def _plant(self, c: Conversation, line: int) -> None:
         codes = {

@@ -135,3 +135,17 @@ def test_a_broken_pyproject_that_configures_ctxlint_is_an_error_one_that_does_no
     assert result.exit_code == 2 and "not valid TOML" in result.stderr and "pyproject.toml" in result.stderr
     (project / "pyproject.toml").write_text('[project\nname = "x"\n')
     assert run_cli("check", DEMO).exit_code == 1
+
+
+def test_a_busy_provider_is_info_unless_the_user_sets_the_rules_severity(project):
+    """CTX022 reports a 429 or 5xx at info (the request was not at fault), so a CI gate
+    passes; a severity the user configures for the rule applies to every class."""
+    busy = str(FIXTURES / "rules" / "CTX022" / "fail_rate_limit_and_server_errors_as_info.jsonl")
+    report = json_report(busy)
+    assert {(f["severity"], f["evidence"]["class"]) for f in report["findings"]} == {("info", "rate limit"), ("info", "server error")}
+    assert run_cli("check", busy).exit_code == 0
+    refused = str(FIXTURES / "rules" / "CTX022" / "fail_auth_and_bad_parameter.jsonl")
+    assert {f["severity"] for f in json_report(refused)["findings"]} == {"error"}
+    (project / "ctxlint.toml").write_text('[severity]\nprovider-error = "warning"\n')
+    assert {f["severity"] for f in json_report(busy)["findings"]} == {"warning"}
+    assert run_cli("check", busy, "--fail-on", "warning").exit_code == 1

@@ -21,7 +21,7 @@ def test_findings_are_exactly_the_planted_defects(tmp_path, seed):
     simulation = Simulator(seed).run()
     report = json_report(write_records(tmp_path / f"sim-{seed}.jsonl", simulation.records))
     found = {(f["code"], f["line"]) for f in report["findings"]}
-    planted = {(code, p.line): p for p in simulation.planted for code in p.codes}
+    planted = {(code, p.line): p for p in simulation.expected() for code in p.codes}
     missed = sorted(f"{code} at line {line} ({planted[code, line].defect} in {planted[code, line].session})"
                     for code, line in set(planted) - found)
     extra = sorted(f"{f['code']} at line {f['line']} ({f['session']}): {f['message']}" for f in report["findings"]
@@ -65,7 +65,7 @@ def test_keyed_sessions_read_across_a_rotated_log(tmp_path):
         return (str(older), line) if line <= half else (newer, line - half)
 
     found = {(f["code"], f["file"], f["line"]) for f in report["findings"] if f["session"].split("#")[0] in keyed}
-    assert found == {(code, *place(p.line)) for p in simulation.planted if p.session in keyed for code in p.codes}
+    assert found == {(code, *place(p.line)) for p in simulation.expected() if p.session in keyed for code in p.codes}
 
 
 @pytest.mark.parametrize("seed", (2, 7))
@@ -83,4 +83,4 @@ def test_a_log_written_out_of_order_is_read_in_time_order(tmp_path, seed):
         order[start:start + 8] = block
     moved_to = {original + 1: line for line, original in enumerate(order, 1)}
     report = json_report(write_records(tmp_path / "shuffled.jsonl", [stamped[index] for index in order]))
-    assert {(f["code"], f["line"]) for f in report["findings"]} == {(code, moved_to[p.line]) for p in simulation.planted for code in p.codes}
+    assert {(f["code"], f["line"]) for f in report["findings"]} == {(code, moved_to[p.line]) for p in simulation.expected() for code in p.codes}

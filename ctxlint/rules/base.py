@@ -32,6 +32,9 @@ class Violation:
     # keys of defects this one covers: when any was reported, this one was too (and once
     # this one is, they all are)
     covers: tuple = ()
+    # a severity below the rule's default, for a class of cases the rule's docs name; a
+    # severity the user configured for the rule wins over both
+    severity: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

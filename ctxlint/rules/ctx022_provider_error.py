@@ -17,9 +17,9 @@ ERROR_CLASSES = (
     ("server error", re.compile(r"overloaded|internal server error|service unavailable|bad gateway|temporarily unavailable|服务繁忙|系统繁忙", re.IGNORECASE)),
 )
 STATUS_CLASSES = {401: "auth", 403: "auth", 429: "rate limit"}
-# CTX006 reports a context-length error, with the token count; the provider's load is not
-# the request's fault.
-NOT_ABOUT_THE_REQUEST = ("context length", "rate limit", "server error")
+# the provider's load, not the request's fault: worth knowing in triage, not failing a gate
+TRANSIENT = ("rate limit", "server error")
+TRANSIENT_SEVERITY = "info"
 
 
 def classify(status: int | None, text: str) -> str:
@@ -36,12 +36,13 @@ def classify(status: int | None, text: str) -> str:
 class ProviderError(Rule):
     """
     ## What it does
-    Reports a logged response that is an API error about the request, classified as
-    message order, thinking/reasoning, auth or other, quoting the provider's message. A
-    context-length error is reported once, by CTX006, with the token count. Rate-limit
-    and server errors (HTTP 429, 5xx, "overloaded") are not reported: they say nothing
-    about the request, and retrying them is the right handling; the turn table shows them
-    as the turn's finish.
+    Reports a logged response that is an API error, classified as message order,
+    thinking/reasoning, auth, rate limit, server error or other, quoting the provider's
+    message. Rate-limit and server errors (HTTP 429, 5xx, "overloaded") are reported as
+    info, not error: they say nothing about the request, and retrying them is the right
+    handling (the retry itself is legal for every rule), but a run of them explains a
+    slow or failed session. A context-length error is reported once, by CTX006, with the
+    token count, not again here.
 
     ## Why is this bad?
     An error response is the provider telling you what was wrong with the request. In a
@@ -60,7 +61,8 @@ class ProviderError(Rule):
     code = "CTX022"
     name = "provider-error"
     severity = "error"
-    remediation = "Fix what the provider's error names in the request; resending it unchanged will fail again."
+    remediation = ("Fix what the provider's error names in the request (resent unchanged, it fails again); "
+                   "only a rate-limit or server error is worth retrying as is, after a wait.")
 
     def check(self, ctx) -> Iterable[Violation]:
         response = ctx.turn.record.response
@@ -69,10 +71,11 @@ class ProviderError(Rule):
         error = response.error or {}
         text = response.error_text
         kind = classify(response.status, text)
-        if kind in NOT_ABOUT_THE_REQUEST:
-            return
+        if kind == "context length":
+            return  # CTX006's finding
         quoted = excerpt(str(error.get("message") or text or f"HTTP {response.status}"), 200)
         yield Violation(
             f"the provider answered with an error ({kind}{f', HTTP {response.status}' if response.status else ''}): {quoted}",
             key=("error", ctx.turn.number), evidence={"class": kind, "status": response.status, "provider_message": quoted},
+            severity=TRANSIENT_SEVERITY if kind in TRANSIENT else None,
         )
