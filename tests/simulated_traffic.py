@@ -44,6 +44,7 @@ class Style:
     passback_on_tool_turns: bool  # the profile requires that reasoning back on (open) tool-call turns
     settings: dict = field(default_factory=dict)  # what every request sets besides messages and tools (thinking…)
     api: str = "chat"  # or "anthropic": the chat-shaped history is written as Messages API bodies
+    prompt_role: str = "system"  # OpenAI's newer models take their system prompt as a developer message
 
 
 STYLES = [
@@ -57,6 +58,7 @@ STYLES = [
     Style("doubao-seed-1-6-250615", "reasoning_content", False, {"thinking": {"type": "enabled"}}),
     Style("qwen3-235b-a22b", "reasoning_content", False, {"enable_thinking": True}),
     Style("gpt-4o", None, False),
+    Style("gpt-5", None, False, {"reasoning_effort": "low"}, prompt_role="developer"),
     Style("claude-sonnet-4-5", "thinking", True, {"thinking": {"type": "enabled", "budget_tokens": 2048}}, api="anthropic"),
     # reasoning items before the function calls they led to, sent back with the calls' item ids
     Style("gpt-5", "reasoning_item", True, {"store": False, "include": ["reasoning.encrypted_content"]}, api="responses"),
@@ -124,7 +126,7 @@ class Conversation:
 
     def __post_init__(self) -> None:
         opening = SCRIPTED_OPENING if self.scripted else f"Plan a trip to {self.rng.choice(CITIES)}, budget 500 EUR. {self.text(8)}"
-        self.history = [{"role": "system", "content": self.system_prompt()}, {"role": "user", "content": opening}]
+        self.history = [{"role": self.style.prompt_role, "content": self.system_prompt()}, {"role": "user", "content": opening}]
 
     def text(self, words: int) -> str:
         if self.rng.random() < 0.25:
@@ -149,7 +151,7 @@ class Conversation:
 
     def _window(self) -> list:
         if self.clock:
-            self.history[0] = {"role": "system", "content": self.system_prompt()}
+            self.history[0] = {"role": self.style.prompt_role, "content": self.system_prompt()}
         if self.keep_last is not None:
             return self.history[-self.keep_last:]
         if self.window_start is not None:  # keep-last-N: the first system and user message are gone

@@ -70,8 +70,9 @@ def _handed_over(ctx) -> bool:
 class LostFirstTurnConstraint(Rule):
     """
     ## What it does
-    Flags a request that no longer carries what the session's first system message or
-    first user message said, when both were present in the session's first request.
+    Flags a request that no longer carries what the session's first system message (or
+    `developer` message, the system prompt of OpenAI's newer models) or first user message
+    said, when both were present in the session's first request.
     A message counts as kept when every line of it is still there, in a message of the
     same role, after masking what agents legitimately refresh every turn (times, dates,
     counters, ids): a `Current time: …` line rewritten each turn is not a loss, and
@@ -122,21 +123,21 @@ class LostFirstTurnConstraint(Rule):
             index, original, since, label, index_label = kept
             if index < len(ctx.messages) and ctx.messages[index] is original:
                 continue  # still sent where it was: the common case, decided without reading
-            role = role_of(original)
+            roles = STEERING_ROLES if key == "system" else (key,)  # a system prompt sent as developer, or back, is kept
             original_text = text_of(original.get("content"))
-            sent = [text_of(m.get("content")) for m in ctx.messages if role_of(m) == role]
+            sent = [text_of(m.get("content")) for m in ctx.messages if role_of(m) in roles]
             if original_text in sent:
                 continue  # sent verbatim: the common case, decided without masking
-            wanted = constraint_lines(original_text, role)
+            wanted = constraint_lines(original_text, key)
             if not wanted:
                 continue
             present: set[str] = set()
             for text in sent:
-                present |= constraint_lines(text, role)
+                present |= constraint_lines(text, key)
             lost = wanted - present
             if not lost:
                 continue
-            subject = f"the session's first {key} message"
+            subject = f"the session's first {role_of(original)} message"
             if key == "system" and _handed_over(ctx):
                 self._take_over(ctx)
                 continue  # another agent's prompt, or none, over the same conversation: a handoff
@@ -164,7 +165,7 @@ class LostFirstTurnConstraint(Rule):
     @staticmethod
     def _take_over(ctx) -> None:
         """From a handoff on, the prompt the session must keep is the one that took over."""
-        index = next((i for i, m in enumerate(ctx.messages) if role_of(m) == "system"), None)
+        index = next((i for i, m in enumerate(ctx.messages) if role_of(m) in STEERING_ROLES), None)
         if index is None:
             del ctx.session.opening["system"]
             return
