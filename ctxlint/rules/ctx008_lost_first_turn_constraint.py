@@ -123,17 +123,20 @@ class LostFirstTurnConstraint(Rule):
             index, original, since, label, index_label = kept
             if index < len(ctx.messages) and ctx.messages[index] is original:
                 continue  # still sent where it was: the common case, decided without reading
-            roles = STEERING_ROLES if key == "system" else (key,)  # a system prompt sent as developer, or back, is kept
+            # what must be kept is a system prompt (or a summary sent as one) or a user message;
+            # a system prompt sent as developer, or back, is kept
+            kind = "system" if role_of(original) in STEERING_ROLES else "user"
+            roles = STEERING_ROLES if kind == "system" else ("user",)
             original_text = text_of(original.get("content"))
             sent = [text_of(m.get("content")) for m in ctx.messages if role_of(m) in roles]
             if original_text in sent:
                 continue  # sent verbatim: the common case, decided without masking
-            wanted = constraint_lines(original_text, key)
+            wanted = constraint_lines(original_text, kind)
             if not wanted:
                 continue
             present: set[str] = set()
             for text in sent:
-                present |= constraint_lines(text, key)
+                present |= constraint_lines(text, kind)
             lost = wanted - present
             if not lost:
                 continue
