@@ -194,3 +194,17 @@ def test_an_opening_sent_twice_ties_no_request_that_lost_a_tool_exchange():
     loop = opening + [A(None, tool_calls=[call("c1")]), {"role": "tool", "tool_call_id": "c1", "content": "AZ311"}]
     records = [rec(1, opening), rec(2, opening), rec(3, loop), rec(4, opening + [A("Which dates?"), U("The first weekend of May")])]
     assert grouping(records) == [[1, 2, 3], [4]]
+
+
+def test_conversations_opening_with_the_same_few_shot_examples_stay_apart():
+    """An app that opens every conversation with the same few-shot exchange: a new
+    conversation's first request is the last one's messages up to its final user message,
+    then another question. That is not an edit of that question (an edit reads as another
+    text of it), so each conversation is its own session."""
+    shots = [S, U("Example: how many vacation days do I get?"), A("Example answer: 25 days a year, see policy 4.2.")]
+    first, second = shots + [U("Can I work from home on Fridays?")], shots + [U("What is the parental leave policy?")]
+    answered = first + [A("Yes, up to three days a week.")]
+    records = [rec(1, first), rec(2, second), rec(3, answered + [U("And is equipment paid?")]),
+               rec(4, second + [A("Sixteen weeks."), U("Can I also work remotely?")]),
+               rec(5, answered + [U("And is my equipment paid?")])]  # an edit: another text of the question
+    assert grouping(records) == [[1, 3, 5], [2, 4]]

@@ -43,6 +43,7 @@ class _Open:
     resent: bool = False
     prompt: str | None = None  # whose conversation it is: its agent's prompt and model (agent_prompt)
     model: str | None = None
+    asked: str | None = None  # when the last request ends on a user message after an exchange: its text (edited_by)
     response_calls: tuple[str, ...] = ()
     last_seen: int = 0
 
@@ -55,11 +56,13 @@ class _Open:
             return self.history[self.sent - 2]
         return None
 
-    def edited_by(self, identities: list[tuple]) -> bool:
-        """Whether a request is the last one with its final user message edited or replaced."""
+    def edited_by(self, identities: list[tuple], asked: str) -> bool:
+        """Whether a request is the last one with its final user message edited: another
+        text that reads as an edit of it. One that says something else is another
+        conversation's opening question after the same scaffold (few-shot examples)."""
         sent = self.sent
         return (len(identities) == sent and identities[-1][0] == "user" and identities[-1] != self.history[sent - 1]
-                and identities[:-1] == self.history[:sent - 1])
+                and identities[:-1] == self.history[:sent - 1] and self.asked is not None and similar(self.asked, asked))
 
 
 def _key(identity: tuple) -> tuple:
@@ -213,9 +216,10 @@ class ChainInference:
         # weaker ties, made to the same agent's conversation only: a turn stored as its text, an edit
         if best is None:
             best = self._gone_on_without_exchange(record.messages, conversation, prompt, model)
-        if best is None and len(identities) >= 2:
+        asked = _asked(record.messages, conversation)
+        if best is None and len(identities) >= 2 and asked is not None:
             best = next((o for o in reversed(self._by_edit_point.get(identities[-2], ()))
-                         if not o.resent and _same_agent(o.prompt, o.model, prompt, model) and o.edited_by(identities)), None)
+                         if not o.resent and _same_agent(o.prompt, o.model, prompt, model) and o.edited_by(identities, asked)), None)
         started = best is None
         if best is None:
             best = _Open(f"{record.file}:{record.line}")
@@ -226,6 +230,7 @@ class ChainInference:
         best.history = identities[:]
         best.sent = len(identities)
         best.prompt, best.model = prompt, model
+        best.asked = asked if best.edit_point is not None else None
         best.response_calls = ()
         response = record.response.message if record.response is not None else None
         if response is not None:
@@ -294,6 +299,13 @@ def _shared(text: str | None, interned: dict[str, str]) -> str | None:
     if len(interned) >= INTERNED_TEXTS:
         interned.clear()
     return interned.setdefault(text, text)
+
+
+def _asked(messages: list, conversation: list[tuple[int, tuple]]) -> str | None:
+    """The text of the request's final conversation message when it is a user message."""
+    if not conversation or conversation[-1][1][0] != "user":
+        return None
+    return text_of(messages[conversation[-1][0]].get("content"))[:PROMPT_COMPARED]
 
 
 def agent_prompt(messages: list) -> str | None:
