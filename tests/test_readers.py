@@ -6,6 +6,7 @@ import gzip
 
 from conftest import FIXTURES
 from ctxlint.ingest import read_inputs
+from ctxlint.ingest.responses import parse_response
 from helpers import code_lines, json_report
 
 READERS = FIXTURES / "readers"
@@ -149,3 +150,15 @@ def test_a_request_in_a_context_the_provider_holds_is_skipped_with_its_reason(tm
     report = json_report(str(log))
     assert report["findings"] == [] and report["summary"]["records"] == 0
     assert list(report["summary"]["skipped"].values()) == [2] and "context_id" in next(iter(report["summary"]["skipped"]))
+
+
+def test_the_reply_id_is_read_in_every_response_shape():
+    """A response's id tells one exchange logged twice from a request sent again (CTX017)."""
+    chunks = [{"id": "chatcmpl-9", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": "Hi"}}]},
+              {"id": "chatcmpl-9", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}]
+    assert parse_response(chunks).id == "chatcmpl-9"
+    assert parse_response({"id": "chatcmpl-1", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi"}}]}).id == "chatcmpl-1"
+    assert parse_response({"id": "msg_1", "type": "message", "role": "assistant", "content": [{"type": "text", "text": "Hi"}]}).id == "msg_1"
+    assert parse_response({"id": "resp_1", "object": "response", "status": "completed",
+                           "output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Hi"}]}]}).id == "resp_1"
+    assert parse_response({"candidates": [{"content": {"role": "model", "parts": [{"text": "Hi"}]}}], "responseId": "gem-1"}).id == "gem-1"

@@ -156,7 +156,7 @@ def parse_message(body: dict[str, Any], status: int | None = None) -> Response:
         return Response(status=status, model=str_or_none(body.get("model")))
     reason = str_or_none(body.get("stop_reason"))
     return Response(message=message, finish_reason=FINISH_REASONS.get(reason, reason) if reason else None,
-                    usage=usage(body.get("usage")), status=status, model=str_or_none(body.get("model")))
+                    usage=usage(body.get("usage")), status=status, model=str_or_none(body.get("model")), id=str_or_none(body.get("id")))
 
 
 def usage(raw: Any) -> dict[str, Any] | None:

@@ -236,7 +236,7 @@ def assemble_events(chunks: list[dict[str, Any]], status: int | None = None) -> 
     """One reply from streamed generateContent chunks: the first candidate's parts in order,
     text parts of a run joined, the last finish reason and usage."""
     parts: list[dict[str, Any]] = []
-    finish = usage = model = None
+    finish = usage = model = reply_id = None
     for chunk in chunks:
         candidates = chunk.get("candidates")
         candidate = candidates[0] if isinstance(candidates, list) and candidates and isinstance(candidates[0], dict) else {}
@@ -252,13 +252,14 @@ def assemble_events(chunks: list[dict[str, Any]], status: int | None = None) -> 
         finish = field(candidate, "finishReason") or finish
         usage = field(chunk, "usageMetadata") or usage
         model = field(chunk, "modelVersion") or model
+        reply_id = field(chunk, "responseId") or reply_id
     message, _ = model_message(parts)
     if isinstance(finish, str):
         finish = "tool_calls" if finish == "STOP" and message.get("tool_calls") else FINISH_REASONS.get(finish, finish.lower())
     prompt = field(usage, "promptTokenCount") if isinstance(usage, dict) else None
     counted = {"prompt_tokens": prompt, "completion_tokens": field(usage, "candidatesTokenCount")} if isinstance(prompt, int) else None
     return Response(message=message if parts else None, finish_reason=finish, usage=counted, status=status,
-                    model=str_or_none(model))
+                    model=str_or_none(model), id=str_or_none(reply_id))
 
 
 def model_from_url(url: str) -> str | None:

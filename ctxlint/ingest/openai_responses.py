@@ -227,7 +227,8 @@ def parse_response_object(body: dict[str, Any], status: int | None = None) -> Re
     else:
         finish = "tool_calls" if message.get("tool_calls") else "stop"
     usage = body.get("usage") if isinstance(body.get("usage"), dict) else None
-    return Response(message=message, finish_reason=finish, usage=usage, status=status, model=str_or_none(body.get("model")))
+    return Response(message=message, finish_reason=finish, usage=usage, status=status, model=str_or_none(body.get("model")),
+                    id=str_or_none(body.get("id")))
 
 
 def is_event_stream(chunks: list[dict[str, Any]]) -> bool:

@@ -16,6 +16,9 @@ class Response:
     error: dict[str, Any] | None = None  # {"message", "type", "code"} of an API error
     status: int | None = None
     model: str | None = None
+    # the provider's id of this reply (chatcmpl-…, msg_…, resp_…): one id on two records is
+    # one exchange logged twice, not the request sent again
+    id: str | None = None
 
     @property
     def failed(self) -> bool:

@@ -51,6 +51,7 @@ def parse_response(body: Any, status: int | None = None) -> Response | None:
         usage=body.get("usage") if isinstance(body.get("usage"), dict) else None,
         status=status,
         model=str_or_none(body.get("model")),
+        id=str_or_none(body.get("id")),
     )
 
 
@@ -93,11 +94,12 @@ def assemble_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> 
     parts: dict[str, list[str]] = {"content": [], **{name: [] for name in REASONING_FIELDS[:2]}}
     details: list[Any] = []
     calls: dict[int, dict[str, Any]] = {}
-    finish_reason = usage = model = error = None
+    finish_reason = usage = model = error = reply_id = None
     for chunk in chunks:
         if isinstance(chunk.get("error"), (dict, str)):
             error = _error_of(chunk)
         model = str_or_none(chunk.get("model")) or model
+        reply_id = reply_id or str_or_none(chunk.get("id"))
         if isinstance(chunk.get("usage"), dict):
             usage = chunk["usage"]
         choices = chunk.get("choices")
@@ -128,7 +130,7 @@ def assemble_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> 
         message["reasoning_details"] = details
     if calls:
         message["tool_calls"] = [calls[index] for index in sorted(calls)]
-    return Response(message=message, finish_reason=finish_reason, usage=usage, status=status, model=model)
+    return Response(message=message, finish_reason=finish_reason, usage=usage, status=status, model=model, id=reply_id)
 
 
 def _merge_call(calls: dict[int, dict[str, Any]], fragment: dict[str, Any], position: int) -> None:

@@ -12,7 +12,9 @@ class EmptyToolCallRetry(Rule):
     Warns when request N+1 repeats request N (adds nothing after it) although N's logged
     response was a valid tool-call turn with empty content: the app read "no text" as
     "failed reply" and retried instead of running the tools. A retry after an error
-    status (429, 5xx) or an error body is legal and not flagged.
+    status (429, 5xx) or an error body is legal and not flagged, and so is a record that
+    repeats request N with the reply N got (the same response id): one exchange logged
+    twice (a log shipper's at-least-once delivery), not a retry.
 
     ## Why is this bad?
     The tool calls are thrown away, the same request is paid for again, and the app may
@@ -40,6 +42,9 @@ class EmptyToolCallRetry(Rule):
         response = previous.record.response
         if response.failed:
             return
+        again = ctx.turn.record.response
+        if again is not None and response.id is not None and again.id == response.id:
+            return  # the same exchange logged twice
         message = previous.response_message
         ids = tool_call_ids(message)
         if ids and not text_of(message.get("content")).strip():

@@ -56,7 +56,7 @@ class Turn:
                 self.response_identity()
                 slim_message = {"role": message.get("role"), "content": excerpt(text_of(message.get("content")), 80),
                                 "tool_calls": [{"id": call_id} for call_id in tool_call_ids(message)]}
-            slim_response = Response(slim_message, response.finish_reason, None, response.error, response.status, response.model)
+            slim_response = Response(slim_message, response.finish_reason, None, response.error, response.status, response.model, response.id)
         slim = Record(record.file, record.line, record.shape, NO_MESSAGES, slim_response, record.session_key, seq=record.seq)
         return Turn(self.number, slim, self.identities, self.shared, self._response_identity)
 
