@@ -86,6 +86,11 @@ def thinking_enabled(request: dict[str, Any], profile: Profile) -> bool | None:
         return None  # the model decides per request whether to think
     if isinstance(request.get("enable_thinking"), bool):
         return request["enable_thinking"]
+    template = request.get("chat_template_kwargs")  # vLLM and SGLang hosts: the chat template's switch
+    if isinstance(template, dict):
+        switch = template.get("enable_thinking", template.get("thinking"))
+        if isinstance(switch, bool):
+            return switch
     if request.get("reasoning_effort") == "none":
         return False
     if profile.thinking_mode == "toggle":

@@ -162,3 +162,11 @@ def test_the_reply_id_is_read_in_every_response_shape():
     assert parse_response({"id": "resp_1", "object": "response", "status": "completed",
                            "output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Hi"}]}]}).id == "resp_1"
     assert parse_response({"candidates": [{"content": {"role": "model", "parts": [{"text": "Hi"}]}}], "responseId": "gem-1"}).id == "gem-1"
+
+
+def test_sdk_call_arguments_are_read_as_the_body_the_sdk_sends():
+    """A log of the OpenAI SDK's call arguments: extra_body's keys are sent at the top
+    level, so rules judge them there, and findings point where the log holds them."""
+    report = json_report(str(FIXTURES / "rules" / "CTX005" / "fail_sdk_arguments_with_extra_body.jsonl"))
+    assert [(f["line"], f["pointer"]) for f in report["findings"]] == [(1, "/extra_body/thinking/type"), (4, "/extra_body/reasoning_effort")]
+    assert "reasoning_effort 'medium'" in report["findings"][1]["message"]

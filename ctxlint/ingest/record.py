@@ -45,7 +45,9 @@ class Record:
     seq: int = 0  # position in the whole input, across files: "first seen" means lowest seq
     scope: str = ""  # the unit sessions are inferred within: a file, or a snapshot run folder
     extra: dict[str, Any] = field(default_factory=dict)
-    source_map: Any = None  # an anthropic.SourceMap when the body was normalized from another API
+    # a source_map.SourceMap when the body was normalized from another API, or from SDK call
+    # arguments (extra_body merged in)
+    source_map: Any = None
     timestamp: float | None = None  # when the log says the request was made (epoch seconds), if it does
 
     def label(self, index: int) -> str:

@@ -16,7 +16,7 @@ from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import schema_problem
-from ctxlint.ingest.source_map import BodyProblem
+from ctxlint.ingest.source_map import BodyProblem, SourceMap
 
 SESSION_KEYS = ("session_id", "conversation_id", "thread_id", "trace_id", "metadata.session_id")
 TIMESTAMP_KEYS = ("ts", "timestamp", "created_at", "time")
@@ -241,7 +241,30 @@ def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, reus
     problem = schema_problem(body, file, line, pointer_base, reused)
     if problem is not None:
         return problem
+    if isinstance(body.get("extra_body"), dict):
+        body, fields["source_map"] = sent_body(body)
     return Record(file=file, line=line, shape=shape, request=body, **fields)
+
+
+def sent_body(arguments: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
+    """The body the OpenAI SDK sends for call arguments logged with `extra_body` (how apps
+    pass GLM's `thinking`, Qwen's `enable_thinking`): its keys merged in, winning over the
+    arguments' own, and the map that points findings about them back into it."""
+    extra = arguments["extra_body"]
+    body = {name: value for name, value in arguments.items() if name != "extra_body"}
+    body.update(extra)
+    return body, SourceMap((), settings={pointer: "/extra_body" + pointer for pointer in _pointers(extra)}, reasoning=None)
+
+
+def _pointers(value: dict[str, Any], prefix: str = "", depth: int = 3) -> list[str]:
+    """JSON pointers of an object's members, and of their members, `depth` levels down."""
+    pointers = []
+    for name, member in value.items():
+        pointer = f"{prefix}/{str(name).replace('~', '~0').replace('/', '~1')}"
+        pointers.append(pointer)
+        if isinstance(member, dict) and depth > 1:
+            pointers += _pointers(member, pointer, depth - 1)
+    return pointers
 
 
 CONTEXT_HELD = ("not linted: a request in a context the provider holds (Volcengine's Context API, context_id), "

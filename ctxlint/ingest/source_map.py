@@ -51,7 +51,7 @@ class SourceMap:
     origins: tuple[Origin, ...]
     call_parts: dict[str, str] = field(default_factory=dict)  # a tool call's normalized sub-pointer -> the body's
     settings: dict[str, str] = field(default_factory=dict)  # a normalized top-level pointer -> the body's
-    reasoning: str = "reasoning"  # what the body calls a turn's reasoning
+    reasoning: str | None = "reasoning"  # what the body calls a turn's reasoning (None: as chat-completions does)
 
     def label(self, index: int) -> str:
         """How a finding's text names normalized message `index`: by the body's own index."""
@@ -62,7 +62,7 @@ class SourceMap:
 
     def field(self, name: str) -> str:
         """How a finding's text names a normalized field, in the body's terms."""
-        return self.reasoning if name in REASONING_FIELDS else name
+        return self.reasoning if self.reasoning is not None and name in REASONING_FIELDS else name
 
     def relocate(self, violation: Any) -> Any:
         """The violation with its message index and JSON pointer in the sent body's terms."""
