@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import random
+
+import orjson
+
+from conftest import FIXTURES
+from ctxlint.engine import HOT_SESSIONS
+from ctxlint.ingest import read_inputs
 from ctxlint.ingest.record import Record, Response
 from ctxlint.sessions import build_sessions
+from helpers import code_lines, json_report, write_records
 
 
 def rec(line, messages, response=None, key=None):
@@ -84,10 +92,6 @@ def test_a_key_reused_in_a_later_file_for_a_new_conversation_is_a_new_session(tm
     (same opening prompt, none of the first run's newest message or reply), so it is k#2 and
     nothing is reported about the first run's history being gone. In one file, the same
     shape is an app that sent no history, and is reported."""
-    import orjson
-    from helpers import code_lines, json_report
-
-    from ctxlint.ingest import read_inputs
 
     def line(messages, reply):
         return orjson.dumps({"session_id": "k", "request": {"model": "gpt-4o", "messages": messages},
@@ -115,10 +119,6 @@ def test_other_agents_conversations_under_one_key_are_parts_of_it_in_check_show_
     """A sub-agent and a summarizer logged under the main agent's session id: each has its
     own system prompt and goes on from nothing the main conversation sent, so each is a
     part of the key (k#2, k#3), and the main conversation resumes as k."""
-    from conftest import FIXTURES
-    from helpers import json_report
-
-    from ctxlint.ingest import read_inputs
 
     case = str(FIXTURES / "rules" / "CTX016" / "pass_subagent_and_summarizer_calls_under_the_session_key.jsonl")
     report = json_report(case)
@@ -131,14 +131,8 @@ def test_conversations_of_many_keys_interleaved_past_the_awake_sessions_group_as
     """More keys than stay awake (their sessions sleep in the spill, threads and all), each
     with a sub-agent and a summarizer beside the main conversation, interleaved: the stream
     groups them as show and stats do, finds nothing, and --jobs 2 says the same."""
-    import random
 
-    import orjson
-    from conftest import FIXTURES
-    from helpers import json_report
 
-    from ctxlint.engine import HOT_SESSIONS
-    from ctxlint.ingest import read_inputs
 
     case = FIXTURES / "rules" / "CTX016" / "pass_subagent_and_summarizer_calls_under_the_session_key.jsonl"
     script = [orjson.loads(line) for line in case.read_bytes().splitlines()]
@@ -208,3 +202,45 @@ def test_conversations_opening_with_the_same_few_shot_examples_stay_apart():
                rec(4, second + [A("Sixteen weeks."), U("Can I also work remotely?")]),
                rec(5, answered + [U("And is my equipment paid?")])]  # an edit: another text of the question
     assert grouping(records) == [[1, 3, 5], [2, 4]]
+
+
+def _scaffolded_traffic(with_responses: bool) -> list[dict]:
+    """Four keyless support conversations that open with the same few-shot example and ask
+    alike ("Where is my order …?"), interleaved turn by turn: an order looked up, answered, a
+    follow-up. C drops the tool-call turn, D its reasoning, B the answer to the results."""
+    tools = [{"type": "function", "function": {"name": "lookup_order", "parameters": {
+        "type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}}]
+    opening = [{"role": "system", "content": "You are ACME's order assistant. Use lookup_order for order questions."},
+               U("Example: where is order Z-0000?"), A("Example: order Z-0000 shipped on May 2 and arrives May 5.")]
+
+    def body(messages, reply):
+        record = {"model": "deepseek-reasoner", "messages": messages, "tools": tools}
+        if with_responses:
+            record["response"] = {"choices": [{"index": 0, "message": reply, "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop"}]}
+        return record
+
+    def conversation(order, dropped=None):
+        calls = [{"id": f"call_{order}", "type": "function", "function": {"name": "lookup_order", "arguments": f'{{"order_id": "{order}"}}'}}]
+        call = A("", reasoning_content=f"Look up {order}.", tool_calls=calls)
+        result = {"role": "tool", "tool_call_id": f"call_{order}", "content": '{"status": "in transit", "eta": "Thursday"}'}
+        answer = A(f"Order {order} arrives Thursday.", reasoning_content="It arrives Thursday.")
+        asked = opening + [U(f"Where is my order {order}? I need it before Friday.")]
+        yield body(asked, call)
+        stored = {key: value for key, value in call.items() if not (dropped == "reasoning" and key == "reasoning_content")}
+        looked_up = asked + ([] if dropped == "call" else [stored]) + [result]
+        yield body(looked_up, answer)
+        yield body(looked_up + ([] if dropped == "answer" else [A(answer["content"])]) + [U(f"Please send {order} to my office.")], A("Done."))
+
+    conversations = [conversation("A-1001"), conversation("B-2002", "answer"), conversation("C-3003", "call"), conversation("D-4004", "reasoning")]
+    return [next(turns) for _ in range(3) for turns in conversations]
+
+
+def test_scaffolded_conversations_asking_alike_are_apart_and_their_defects_found_once(tmp_path):
+    """Without a key, a conversation's first question asked again in other words after the
+    same few-shot opening is another conversation, not an edit: each is its own session,
+    and each defect is found where it starts, at its own turn."""
+    for with_responses, expected in ((True, [("CTX001", 7, 2), ("CTX004", 8, 2), ("CTX016", 7, 2), ("CTX016", 10, 3)]),
+                                     (False, [("CTX001", 7, 2), ("CTX004", 8, 2), ("CTX016", 10, 3)])):
+        report = json_report(write_records(tmp_path / f"scaffold-{with_responses}.jsonl", _scaffolded_traffic(with_responses)))
+        assert sorted((f["code"], f["line"], f["turn"]) for f in report["findings"]) == expected
+        assert sorted(s["requests"] for s in report["sessions"]) == [3, 3, 3, 3]

@@ -44,15 +44,18 @@ class _Open:
     prompt: str | None = None  # whose conversation it is: its agent's prompt and model (agent_prompt)
     model: str | None = None
     asked: str | None = None  # when the last request ends on a user message after an exchange: its text (edited_by)
+    opened: int = 0  # how many conversation messages its first request sent
     response_calls: tuple[str, ...] = ()
     last_seen: int = 0
 
     @property
     def edit_point(self) -> tuple | None:
-        """When the last request ended with a user message after an exchange or more: the
-        message before it, which a resend with that user message edited (or replaced) ends
-        on too (a chat UI's edit-and-resend, which branches the conversation there)."""
-        if self.sent >= 3 and self.history[self.sent - 1][0] == "user":
+        """When the last request ended with a user message after an exchange or more, one
+        sent after the conversation's first request: the message before it, which a resend
+        with that user message edited ends on too (a chat UI's edit-and-resend, which
+        branches the conversation there). The first request's question edited reads as
+        another conversation: after the same few-shot examples, it is one as often."""
+        if self.sent >= 3 and self.sent > self.opened and self.history[self.sent - 1][0] == "user":
             return self.history[self.sent - 2]
         return None
 
@@ -222,7 +225,7 @@ class ChainInference:
                          if not o.resent and _same_agent(o.prompt, o.model, prompt, model) and o.edited_by(identities, asked)), None)
         started = best is None
         if best is None:
-            best = _Open(f"{record.file}:{record.line}")
+            best = _Open(f"{record.file}:{record.line}", opened=len(identities))
         else:
             for index, key in self._places(best):
                 index[key].remove(best)
