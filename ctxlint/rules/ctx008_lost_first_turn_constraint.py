@@ -52,6 +52,20 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(words)
 
 
+def _opening_line(text: str) -> str | None:
+    """A prompt's first line, masked as constraint_lines masks it: what it opens with."""
+    return next((folded for line in text.splitlines() if (folded := _SPACE.sub(" ", _VOLATILE["system"].sub("#", line)).strip())), None)
+
+
+def _rewritten(ctx, original_text: str) -> bool:
+    """The prompt is still sent, rewritten: a system message of this request opens with
+    the line the original opened with (its instructions), the rest changed, as apps
+    refresh a retrieved context, a memory or a state section every turn."""
+    opening = _opening_line(original_text)
+    return opening is not None and any(
+        role_of(message) in STEERING_ROLES and _opening_line(text_of(message.get("content"))) == opening for message in ctx.messages)
+
+
 def _handed_over(ctx) -> bool:
     """The system prompt was replaced, not trimmed away: this request carries every message
     of the conversation the previous one had, and either another system prompt or, with
@@ -88,7 +102,10 @@ class LostFirstTurnConstraint(Rule):
     message, then its new text), the corrected message is what must be kept from then on.
     Nor is a handoff: a request that carries the whole conversation the previous one had,
     with another system prompt in place of the first one, or with none and other tools
-    (another agent took the run over); the prompt that took over is then what must be kept.
+    (another agent took the run over); nor a prompt rewritten: a system message that still
+    opens with the line the first one opened with, the rest changed (apps refresh a
+    retrieved context, a memory or a state section every turn, trimmed history or not).
+    The prompt that took over is then what must be kept.
 
     ## Why is this bad?
     The first system and user messages hold the user's constraints: the persona, the
@@ -141,9 +158,9 @@ class LostFirstTurnConstraint(Rule):
             if not lost:
                 continue
             subject = f"the session's first {role_of(original)} message"
-            if key == "system" and _handed_over(ctx):
+            if key == "system" and (_handed_over(ctx) or _rewritten(ctx, original_text)):
                 self._take_over(ctx)
-                continue  # another agent's prompt, or none, over the same conversation: a handoff
+                continue  # another agent's prompt, or none, over the same conversation (a handoff), or the prompt rewritten
             edited = ctx.transition.edited_at
             if edited is not None and message_identity(original) == ctx.previous.identities[edited]:
                 label = f"{subject}, as edited at turn {ctx.turn.number} (message {ctx.label(edited)})"
