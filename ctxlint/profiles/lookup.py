@@ -15,6 +15,7 @@ import orjson
 _DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|\d{6}|\d{4})$")
 _WINDOW_SUFFIX = re.compile(r"-(\d+)k(?:-|$)")
 _HOST_PREFIXES = ("zai-", "accounts-")
+_BEDROCK_NAME = re.compile(r"(?:[a-z-]{2,7}\.)?(?:anthropic|meta|mistral|amazon|cohere|ai21|deepseek|qwen|openai|moonshot|minimax|writer)\.([a-z].*?)-v\d+")
 # When several models.dev providers list a model, the maker's own listing speaks first.
 _PROVIDER_PRIORITY = ("zai", "zhipuai", "deepseek", "moonshotai", "minimax", "alibaba", "openai", "anthropic", "google", "xai", "mistral")
 
@@ -42,10 +43,17 @@ class Profile:
 def normalize_name(name: str) -> list[str]:
     """Candidate spellings of a model name, most specific first."""
     base = name.strip().lower()
-    base = base.rsplit("/", 1)[-1].split(":", 1)[0]
+    base = base.rsplit("/", 1)[-1]
+    if base.startswith("ft:"):  # an OpenAI fine-tune, ft:<base model>:<org>::<id>, has its base model's window
+        base = base[3:]
+    base = base.split(":", 1)[0]
     for prefix in _HOST_PREFIXES:
         if base.startswith(prefix) and len(base) > len(prefix):
             base = base[len(prefix):]
+    # Bedrock names a model [region.]vendor.model-vN:M (us.anthropic.claude-sonnet-4-20250514-v1:0)
+    bedrock = _BEDROCK_NAME.fullmatch(base)
+    if bedrock is not None:
+        base = bedrock.group(1)
     candidates = [base]
     undated = _DATE_SUFFIX.sub("", base)
     if undated != base:
@@ -68,12 +76,20 @@ def _models_dev_windows() -> dict[str, tuple[int, int | None, str]]:
         return {}
     order = sorted(data, key=lambda p: (_PROVIDER_PRIORITY.index(p) if p in _PROVIDER_PRIORITY else len(_PROVIDER_PRIORITY), p))
     windows: dict[str, tuple[int, int | None, str]] = {}
+    by_maker: set[str] = set()
     for provider in order:
+        maker = provider in _PROVIDER_PRIORITY
         for model_id, model in (data[provider].get("models") or {}).items():
             limit = model.get("limit") or {}
             if isinstance(limit.get("context"), int) and limit["context"] > 0:
                 for key in normalize_name(model_id):
-                    windows.setdefault(key, (limit["context"], limit.get("output"), provider))
+                    known = windows.get(key)
+                    # the maker's listing wins; among hosts, the largest window: a host that
+                    # serves less has its own limit, not the model's
+                    if known is None or (key not in by_maker and not maker and limit["context"] > known[0]):
+                        windows[key] = (limit["context"], limit.get("output"), provider)
+                        if maker:
+                            by_maker.add(key)
     return windows
 
 

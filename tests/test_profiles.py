@@ -1,0 +1,38 @@
+"""Model names as real traffic spells them resolve to the profile (and window) of the model."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxlint.profiles.lookup import ProfileBook
+
+
+@pytest.mark.parametrize("name, profile, window", [
+    ("zai-org/GLM-4.6:cerebras", "glm-4.6", None),  # its window is models.dev data, which moves
+    ("z-ai/glm-4.6", "glm-4.6", None),
+    ("deepseek-ai/DeepSeek-R1", "deepseek-r1", 131_072),
+    ("gpt-4o-2024-08-06", "gpt-4o", 128_000),
+    ("azure/gpt-4o", "gpt-4o", 128_000),
+    ("ft:gpt-4o-mini-2024-07-18:acme::9abc", "gpt-4o", 128_000),  # an OpenAI fine-tune has its base model's window
+    ("bedrock/anthropic.claude-3-5-sonnet-20240620-v1:0", "claude", 200_000),
+    ("us.anthropic.claude-sonnet-4-20250514-v1:0", "claude", 200_000),  # a Bedrock cross-region profile
+    ("Doubao-pro-32k", "doubao", 32_768),
+    ("moonshot-v1-128k", "moonshot-v1", 131_072),
+])
+def test_names_resolve_to_their_model(name, profile, window):
+    found = ProfileBook().lookup(name)
+    assert found.id == profile and found.context_window == (window or found.context_window) and found.context_window
+
+
+def test_a_window_from_models_dev_is_the_makers_else_the_largest_a_host_serves():
+    """A host that serves a model with a smaller window has its own limit, not the
+    model's: reading it would flag prompts the model's maker serves."""
+    book = ProfileBook()
+    assert book.lookup("glm-4.6").window_source == "models.dev (zai)"
+    hosted = book.lookup("openrouter/deepseek/deepseek-chat-v3.1")
+    assert hosted.context_window >= 128_000 and hosted.window_source.startswith("models.dev")  # a 32K host is listed too
+
+
+def test_unknown_names_stay_unknown():
+    for name in ("ep-20250101123456-abcde", "my-company-bot", ""):
+        assert not ProfileBook().lookup(name).known
