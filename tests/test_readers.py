@@ -170,3 +170,12 @@ def test_sdk_call_arguments_are_read_as_the_body_the_sdk_sends():
     report = json_report(str(FIXTURES / "rules" / "CTX005" / "fail_sdk_arguments_with_extra_body.jsonl"))
     assert [(f["line"], f["pointer"]) for f in report["findings"]] == [(1, "/extra_body/thinking/type"), (4, "/extra_body/reasoning_effort")]
     assert "reasoning_effort 'medium'" in report["findings"][1]["message"]
+
+
+def test_a_json_list_of_log_records_is_read_as_the_jsonl_log_would_be():
+    """A log exported as one JSON array (pretty-printed): each element is read as a JSONL
+    line would be, and findings point at the line where the element starts; an element
+    that is no record is a located problem, and the rest is read."""
+    report = json_report(str(FIXTURES / "readers" / "request_log_as_json_list.json"))
+    assert code_lines(report) == [("CTX003", 406), ("CTX004", 119), ("CTX005", 255), ("CTX008", 288), ("CTX008", 288), ("CTX900", 250)]
+    assert report["summary"]["records"] == 5

@@ -1,17 +1,21 @@
-"""Agent trajectory dumps: a JSON list of conversations (tau-bench style), each one session.
+"""JSON documents: agent trajectory dumps, a JSON list of conversations (tau-bench style),
+each one session; or a JSON list of the records a JSONL log holds, one per element.
 
-Each assistant message stands for one chat-completions request whose messages were
-everything before it; the assistant message itself is that request's response.
+In a trajectory, each assistant message stands for one chat-completions request whose
+messages were everything before it; the assistant message itself is that request's response.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any, Iterator
 
 import orjson
 
 from ctxlint.ingest.jsonl import ReadError
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped
+from ctxlint.ingest.shapes import BatchOutput, normalize
 from ctxlint.ingest.sources import Source
 
 CONVERSATION_KEYS = ("traj", "messages", "conversation")
@@ -25,16 +29,53 @@ def _conversation(item: Any) -> list[Any] | None:
     return None
 
 
+def _is_trajectory(item: Any) -> bool:
+    """A conversation dump: its messages under `traj` or `conversation`, or under
+    `messages` with no model beside them (a request body names its model)."""
+    return isinstance(item, dict) and "request" not in item and (
+        any(isinstance(item.get(key), list) for key in ("traj", "conversation"))
+        or (isinstance(item.get("messages"), list) and "model" not in item))
+
+
+def _is_log_record(item: Any) -> bool:
+    """What a line of a JSONL request log holds: an envelope, a request body, a batch line."""
+    return isinstance(item, dict) and ("request" in item or "custom_id" in item or "model" in item)
+
+
+_GAP = re.compile(r"[\s,]*")
+
+
+def _log_records(path: str, text: str, data: Any, session_key: str | None) -> Iterator[Record | InputProblem | Skipped | BatchOutput]:
+    """Each element of a JSON list of log records read as a JSONL line would be, at the
+    line of the file where it starts (a single record: line 1)."""
+    if not isinstance(data, list):
+        yield normalize(data, path, 1, session_key)
+        return
+    decoder = json.JSONDecoder()
+    position = text.index("[") + 1
+    line = 1 + text.count("\n", 0, position)
+    for item in data:
+        start = _GAP.match(text, position).end()
+        line += text.count("\n", position, start)
+        _, position = decoder.raw_decode(text, start)
+        yield normalize(item, path, line, session_key)
+        line += text.count("\n", start, position)
+
+
 def read_trajectory(source: Source, session_key: str | None = None) -> Iterator[Record | InputProblem | Skipped]:
     try:
         with open(source.path, "rb") as handle:
-            data = orjson.loads(handle.read())
+            raw = handle.read()
+        data = orjson.loads(raw)
     except OSError as error:
         raise ReadError(f"{source.path}: cannot open: {error.strerror or error}") from error
     except orjson.JSONDecodeError as error:
         yield InputProblem(source.path, error.lineno or 1, f"not JSON: {error.msg}")
         return
     items = data if isinstance(data, list) else [data]
+    if any(_is_log_record(item) for item in items) and not any(_is_trajectory(item) for item in items):
+        yield from _log_records(source.path, raw.decode("utf-8"), data, session_key)
+        return
     if not any(_conversation(item) is not None for item in items):
         yield Skipped(source.path, 1, "JSON file that is not a list of agent trajectories")
         return
