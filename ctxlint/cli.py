@@ -42,7 +42,7 @@ from ctxlint.suppression.baseline import BaselineError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, help="Lint captured LLM request logs for context-assembly defects.")
 RENDERERS: dict[str, Callable[[Report, "RenderSettings"], str | None]] = {}
-INPUT_FORMATS = ("jsonl", "cassette", "snapshot", "trajectory")
+INPUT_FORMATS = ("jsonl", "json", "cassette", "snapshot")
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +131,7 @@ IsolatedOption = typer.Option(False, "--isolated", help="Ignore every config fil
 SessionKeyOption = typer.Option(None, "--session-key", help="Dotted path of the session id in each record.")
 ViewFormatOption = typer.Option("text", "--format", help="text or json.")
 NoColorOption = typer.Option(False, "--no-color", help="No colors.")
-InputFormatOption = typer.Option(None, "--input-format", help="Force a reader: jsonl, cassette, snapshot, trajectory.")
+InputFormatOption = typer.Option(None, "--input-format", help="Force a reader: jsonl, json (one JSON document: a list of records or of agent trajectories), cassette, snapshot.")
 
 
 @app.command()

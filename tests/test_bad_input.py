@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import orjson
 
-from helpers import json_report
+from conftest import FIXTURES
+from helpers import code_lines, json_report
 
 GOOD = orjson.dumps({"session_id": "a", "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "x"}, {"role": "user", "content": "y"}]}})
 
@@ -31,3 +32,14 @@ def test_invalid_utf8_nul_and_cut_off_last_line(tmp_path):
 
 def test_empty_file_is_clean(tmp_path):
     assert findings(tmp_path, b"") == []
+
+
+def test_a_pretty_printed_document_in_a_jsonl_file_says_what_it_is(tmp_path):
+    """A JSON array spread over lines, named .jsonl: line 1 says the file is one JSON
+    document and how to read it; --input-format json reads it."""
+    demo = (FIXTURES / "readers" / "request_log_as_json_list.json").read_text(encoding="utf-8")
+    log = tmp_path / "export.jsonl"
+    log.write_text(demo, encoding="utf-8")
+    first = next(f for f in json_report(str(log))["findings"] if f["line"] == 1)
+    assert first["code"] == "CTX900" and "pass --input-format json" in first["message"]
+    assert code_lines(json_report(str(log), "--input-format", "json")) == code_lines(json_report(str(FIXTURES / "readers" / "request_log_as_json_list.json")))

@@ -194,9 +194,9 @@ def read_jsonl(source: Source, session_key: str | None, progress: NoProgress, de
 def _readers() -> dict[str, Callable[[Source, str | None], Iterable[Item]]]:
     from ctxlint.ingest.cassette import read_cassette
     from ctxlint.ingest.snapshot import read_snapshot
-    from ctxlint.ingest.trajectory import read_trajectory
+    from ctxlint.ingest.json_document import read_json_document
 
-    return {"cassette": read_cassette, "snapshot": read_snapshot, "trajectory": read_trajectory}
+    return {"cassette": read_cassette, "snapshot": read_snapshot, "json": read_json_document}
 
 
 def sort_items(items: Iterable[Item], into: Ingested, report_unmatched: bool = True) -> Iterator[Record]:

@@ -129,7 +129,11 @@ def parse_line(line_bytes: bytes, path: str, number: int, first: bool = False, l
     except orjson.JSONDecodeError as error:
         value = _overflowing_numbers(text, error)
         if value is None:
-            return [InputProblem(path, number, decode_error(error, line_bytes, last))]
+            said = decode_error(error, line_bytes, last)
+            if first and text.strip() in (b"[", b"{"):
+                said += ("; the file opens one JSON document spread over many lines, not JSON Lines (one record per line):"
+                         " name it .json or pass --input-format json")
+            return [InputProblem(path, number, said)]
         found.append(InputProblem(path, number, f"a number at column {error.colno} overflows a double; read as infinity"))
     found.insert(0, value)
     if text.count(b'"messages"') > 1:

@@ -15,7 +15,7 @@ YAML_SUFFIXES = (".yaml", ".yml")
 @dataclass(slots=True, frozen=True)
 class Source:
     path: str  # as the user spelled it (or joined under the directory they gave)
-    format: str  # jsonl, cassette, snapshot, trajectory
+    format: str  # jsonl, json, cassette, snapshot
 
 
 def is_snapshot_run(path: str) -> bool:
@@ -33,7 +33,7 @@ def format_of_file(path: str) -> str | None:
     if lower.endswith(YAML_SUFFIXES):
         return "cassette"
     if lower.endswith(".json"):
-        return "trajectory"
+        return "json"
     return None
 
 
@@ -47,7 +47,7 @@ def _walk(directory: str) -> list[Source]:
         inside_loop = LOOP_DIR.match(os.path.basename(root)) is not None
         for name in sorted(files):
             fmt = format_of_file(name)
-            if fmt is None or inside_loop or (fmt == "trajectory" and not name.lower().endswith(".json")):
+            if fmt is None or inside_loop or (fmt == "json" and not name.lower().endswith(".json")):
                 continue
             found.append(Source(os.path.join(root, name), fmt))
     return found

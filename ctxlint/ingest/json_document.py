@@ -62,7 +62,7 @@ def _log_records(path: str, text: str, data: Any, session_key: str | None) -> It
         line += text.count("\n", start, position)
 
 
-def read_trajectory(source: Source, session_key: str | None = None) -> Iterator[Record | InputProblem | Skipped]:
+def read_json_document(source: Source, session_key: str | None = None) -> Iterator[Record | InputProblem | Skipped]:
     try:
         with open(source.path, "rb") as handle:
             raw = handle.read()
