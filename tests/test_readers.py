@@ -7,7 +7,7 @@ import gzip
 from conftest import FIXTURES
 from ctxlint.ingest import read_inputs
 from ctxlint.ingest.responses import parse_response
-from helpers import code_lines, json_report
+from helpers import code_lines, json_report, located_findings
 
 READERS = FIXTURES / "readers"
 
@@ -179,3 +179,13 @@ def test_a_json_list_of_log_records_is_read_as_the_jsonl_log_would_be():
     report = json_report(str(FIXTURES / "readers" / "request_log_as_json_list.json"))
     assert code_lines(report) == [("CTX003", 406), ("CTX004", 119), ("CTX005", 255), ("CTX008", 288), ("CTX008", 288), ("CTX900", 250)]
     assert report["summary"]["records"] == 5
+
+
+def test_an_envelope_under_other_names_is_read():
+    """A logger that names the halves of an exchange its own way (request_body and
+    response_body, req and resp): the one member that holds a request body is the
+    request, the one that holds a reply is its response; problems point into them."""
+    report = json_report(str(FIXTURES / "readers" / "envelope_under_other_names.jsonl"))
+    assert located_findings(report) == [("CTX003", 2, 1, "/messages/1", None), ("CTX016", 2, None, None, None),
+                                        ("CTX900", 3, None, "/req/body/messages/0/role", None)]
+    assert report["summary"]["records"] == 2

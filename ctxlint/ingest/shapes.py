@@ -304,16 +304,7 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
     if not isinstance(obj, dict):
         return InputProblem(file, line, f"record is {json_type(obj)}, not an object")
     if isinstance(obj.get("request"), dict) or ("request" in obj and "messages" not in obj):
-        request, pointer = http_body(obj.get("request"), "/request")
-        request = _named_model(request, obj)
-        response, status = obj.get("response"), _status(obj)
-        if _is_http_exchange(response):
-            response, status = response["body"], _status(response) or status
-        return _record(
-            request, file, line, "envelope", pointer, reused,
-            response=parse_response(response, status),
-            session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj),
-        )
+        return _envelope(obj, "request", "response", file, line, session_key_path, reused)
     if isinstance(obj.get("custom_id"), str) and "body" in obj and ("method" in obj or "url" in obj):
         return _record(obj["body"], file, line, "batch", "/body", reused, custom_id=obj["custom_id"],
                        session_key=_session_key(obj, session_key_path) if session_key_path else None)
@@ -331,4 +322,44 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         body = {name: value for name, value in obj.items() if name != "response"}
         return _record(body, file, line, "bare", "", reused, response=parse_response(obj["response"], _status(obj)),
                        session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj))
+    request_name = _member(obj, _is_request_body)
+    if request_name is not None:  # an envelope under other names: {"request_body": ..., "response_body": ...}
+        return _envelope(obj, request_name, _member(obj, _is_response_body, request_name), file, line, session_key_path, reused)
     return InputProblem(file, line, f"not a known record shape: {closest_shape_hint(obj)}")
+
+
+def _envelope(obj: dict[str, Any], request_name: str, response_name: str | None, file: str, line: int,
+              session_key_path: str | None, reused: int) -> Record | InputProblem | Skipped:
+    """The record of a request logged with what came back, each under its member's name."""
+    request, pointer = http_body(obj.get(request_name), "/" + request_name.replace("~", "~0").replace("/", "~1"))
+    request = _named_model(request, obj)
+    response, status = obj.get(response_name) if response_name else None, _status(obj)
+    if _is_http_exchange(response):
+        response, status = response["body"], _status(response) or status
+    return _record(
+        request, file, line, "envelope", pointer, reused,
+        response=parse_response(response, status),
+        session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj),
+    )
+
+
+def _member(obj: dict[str, Any], holds: Any, besides: str | None = None) -> str | None:
+    """The name of the one member (other than `besides`) whose value, or the JSON body an
+    HTTP logger stored it as, `holds` says yes to; None when none or several do."""
+    found = [name for name, value in obj.items() if name != besides and holds(http_body(_body_of(value), "")[0])]
+    return found[0] if len(found) == 1 else None
+
+
+def _body_of(value: Any) -> Any:
+    return value["body"] if _is_http_exchange(value) else value
+
+
+def _is_request_body(value: Any) -> bool:
+    return isinstance(value, dict) and (isinstance(value.get("messages"), list) or openai_responses.is_responses_body(value)
+                                        or gemini.is_gemini_body(value))
+
+
+def _is_response_body(value: Any) -> bool:
+    return isinstance(value, dict) and (isinstance(value.get("choices"), list) or isinstance(value.get("error"), (dict, str))
+                                        or anthropic.is_message_body(value) or openai_responses.is_response_body(value)
+                                        or gemini.is_response_body(value))
