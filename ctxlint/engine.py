@@ -180,7 +180,7 @@ class SessionCheck:
     the reasoning ledger, the replies that were cut off, the defects reported."""
 
     __slots__ = ("summary", "first_line", "opening", "previous", "ledger", "reported", "judged", "pending", "settings", "fingerprint_base",
-                 "cut_off", "summaries", "history_cut", "thread", "tools_declared")
+                 "cut_off", "summaries", "history_cut", "thread", "tools_offered")
 
     def __init__(self, session_id: str, file: str, explicit_key: bool, first: int) -> None:
         self.summary = SessionSummary(session_id, file, explicit_key, first)
@@ -202,9 +202,7 @@ class SessionCheck:
         # (CTX016 does not read a tool exchange that vanishes after that as a turn stored as text)
         self.history_cut = False
         self.thread: Thread | None = None  # what routing the key's next request needs (grouping.route); keyed sessions only
-        # every tool name a request of the session has declared (CTX014): a call to one the
-        # tools no longer declare was made while it was there (a handoff, a retired tool)
-        self.tools_declared: frozenset[str] = frozenset()
+        self.tools_offered: Any = None  # whose tools the session last declared, and earlier agents' (CTX014)
 
     @property
     def id(self) -> str:

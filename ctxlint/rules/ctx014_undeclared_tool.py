@@ -1,54 +1,72 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterable
 
-from ctxlint.chat import assistant_calls, call_function
+from ctxlint.chat import assistant_calls, call_function, similar
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx013_tool_arguments_schema_violation import declared_tools
+from ctxlint.sessions.grouping import agent_prompt
+
+
+@dataclass(slots=True, frozen=True)
+class ToolsOffered:
+    """What a session's requests have offered the model: the agent that declared the
+    latest tools (its prompt), those tools, and the tools earlier agents declared."""
+
+    agent: str | None
+    current: frozenset[str]
+    handed_over: frozenset[str] = frozenset()
+
+    def next(self, agent: str | None, declared: frozenset[str]) -> "ToolsOffered":
+        same = agent == self.agent or (agent is not None and self.agent is not None and similar(agent, self.agent))
+        return ToolsOffered(agent, declared, self.handed_over if same else self.handed_over | self.current)
 
 
 class UndeclaredTool(Rule):
     """
     ## What it does
     Flags a tool call in the history that names a function the request's `tools` does
-    not declare, and no earlier request of the session declared either. A request that
-    declares no tools at all is not judged: its tool list was simply not logged, or the
-    conversation ended its tool phase. A provider's own tools declared by type
-    (`{"type": "web_search", ...}` on GLM, `retrieval`) count under that name. A call to
-    a tool an earlier request declared is history made while the tool was there: agents
-    hand a conversation over with its calls (the OpenAI Agents SDK keeps the
-    `transfer_to_…` call in the next agent's history, whose tools do not declare it), and
-    phases of a run retire tools.
+    not declare. A request that declares no tools at all is not judged: its tool list
+    was simply not logged, or the conversation ended its tool phase. A provider's own
+    tools declared by type (`{"type": "web_search", ...}` on GLM, `retrieval`) count
+    under that name. A call to a tool an earlier agent of the session declared is not
+    flagged: agents hand a conversation over with its calls (the OpenAI Agents SDK keeps
+    the `transfer_to_…` call in the next agent's history, whose tools do not declare it);
+    another agent is another system prompt, not a rewrite of the same one.
 
     ## Why is this bad?
-    The history holds a call to a tool this session never offered the model: a
-    sub-agent's or another session's calls pasted into the history, a tool renamed
-    without its calls, or a name the model made up that the app stored anyway. The model sees itself calling a tool
+    The app changed the tool list mid-session (a tool removed or renamed while its calls
+    stay in the history), pasted a sub-agent's calls into the main agent's history, or
+    stored a name the model made up. The model sees itself calling a tool it cannot
+    call, and either calls it again (an error) or stops trusting the tool list. The model sees itself calling a tool
     it cannot call, and either calls it again (an error) or stops trusting the tool list.
 
     ## Example
     `tools` declares `search_flights`; the history holds a call to `book_hotel`.
 
-    Use instead: keep in the history only calls to tools the session offered the model;
-    summarize another agent's calls as text, and rewrite a renamed tool's calls.
+    Use instead: keep every tool the history calls declared for the whole session, or
+    summarize calls to retired tools and another agent's calls as text.
     """
 
     code = "CTX014"
     name = "undeclared-tool"
     severity = "error"
-    remediation = "Keep only calls to tools the session offered in the history; summarize another agent's calls as text."
+    remediation = "Declare every tool the history calls in the request's tools, or summarize retired and other agents' calls as text."
 
     def check(self, ctx) -> Iterable[Violation]:
         declared = declared_tool_names(ctx.request)
         if not declared:
             return
-        known = ctx.session.tools_declared | declared
-        ctx.session.tools_declared = known
+        agent = agent_prompt(ctx.messages)
+        offered = ctx.session.tools_offered
+        offered = ctx.session.tools_offered = offered.next(agent, frozenset(declared)) if offered else ToolsOffered(agent, frozenset(declared))
+        known = declared | offered.handed_over
         for index, position, call in assistant_calls(ctx.messages, ctx.unchanged(self)):
             name, _ = call_function(call)
             if name is not None and name not in known:
                 yield Violation(
-                    f"tool call {call.get('id')!r} names {name!r}, which neither this request's tools nor an earlier request's declare",
+                    f"tool call {call.get('id')!r} names {name!r}, which this request's tools do not declare",
                     key=(call.get("id"), name), message_index=index, tool_call_id=call.get("id"),
                     pointer=f"/messages/{index}/tool_calls/{position}/function/name",
                     evidence={"declared": sorted(declared)[:20]},
