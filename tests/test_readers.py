@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import base64
 import gzip
+import struct
+import zlib
+
+import orjson
+import yaml
 
 from conftest import FIXTURES
-from ctxlint.ingest import read_inputs
+from ctxlint.ingest import eventstream, read_inputs
 from ctxlint.ingest.responses import parse_response
 from helpers import code_lines, json_report, located_findings
 
@@ -189,3 +195,70 @@ def test_an_envelope_under_other_names_is_read():
     assert located_findings(report) == [("CTX003", 2, 1, "/messages/1", None), ("CTX016", 2, None, None, None),
                                         ("CTX900", 3, None, "/req/body/messages/0/role", None)]
     assert report["summary"]["records"] == 2
+
+
+def _aws_frame(payload: dict, message_type: str = "event") -> bytes:
+    """One AWS event-stream frame (prelude, headers, payload, CRCs) as Bedrock sends it."""
+    body = orjson.dumps(payload)
+    headers = b"".join(bytes([len(name)]) + name + b"\x07" + struct.pack(">H", len(value)) + value
+                       for name, value in ((b":event-type", b"chunk"), (b":message-type", message_type.encode())))
+    prelude = struct.pack(">II", 12 + len(headers) + len(body) + 4, len(headers))
+    prelude += struct.pack(">I", zlib.crc32(prelude))
+    message = prelude + headers + body
+    return message + struct.pack(">I", zlib.crc32(message))
+
+
+def _bedrock_stream(content: list[dict], stop: str, prompt_tokens: int) -> bytes:
+    events = [{"type": "message_start", "message": {"id": "msg_bdrk_1", "type": "message", "role": "assistant", "content": [],
+                                                    "usage": {"input_tokens": prompt_tokens, "output_tokens": 1}}}]
+    for index, block in enumerate(content):
+        opened = {**block, "input": {}} if block["type"] == "tool_use" else {"type": "text", "text": ""}
+        delta = ({"type": "input_json_delta", "partial_json": orjson.dumps(block["input"]).decode()} if block["type"] == "tool_use"
+                 else {"type": "text_delta", "text": block["text"]})
+        events += [{"type": "content_block_start", "index": index, "content_block": opened},
+                   {"type": "content_block_delta", "index": index, "delta": delta}, {"type": "content_block_stop", "index": index}]
+    events += [{"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 20}}, {"type": "message_stop"}]
+    return b"".join(_aws_frame({"bytes": base64.b64encode(orjson.dumps(event)).decode(), "p": "abcd"}) for event in events)
+
+
+def test_bedrock_invoke_model_with_a_messages_body_is_read_streamed_or_not(tmp_path):
+    """Bedrock's InvokeModel takes an Anthropic Messages body (anthropic_version
+    bedrock-…), the model in the URL; its streamed reply is an AWS event stream whose
+    frames carry the Messages events. A tool-call turn dropped from the next request is
+    found in both; the same loop kept whole is clean."""
+    tools = [{"name": "weather", "description": "Weather of a place", "input_schema": {
+        "type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}}]
+    asked = {"role": "user", "content": [{"type": "text", "text": "What's the weather in Florence, Italy?"}]}
+    call = {"type": "tool_use", "id": "toolu_bdrk_01", "name": "weather", "input": {"location": "Florence, Italy"}}
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_bdrk_01", "content": "40 C"}]}
+    answer = {"type": "text", "text": "It is 40 C in Florence."}
+
+    def cassette(name, streamed, dropped):
+        second = [asked, result] if dropped else [asked, {"role": "assistant", "content": [call]}, result]
+        interactions = []
+        for messages, content, stop, tokens in (([asked], [call], "tool_use", 345), (second, [answer], "end_turn", 413)):
+            body = {"max_tokens": 4000, "messages": messages, "system": "You are helpful.", "tools": tools, "anthropic_version": "bedrock-2023-05-31"}
+            if streamed:
+                reply, kind = _bedrock_stream(content, stop, tokens), "application/vnd.amazon.eventstream"
+            else:
+                reply = orjson.dumps({"id": "msg_bdrk_2", "type": "message", "role": "assistant", "content": content, "stop_reason": stop,
+                                      "usage": {"input_tokens": tokens, "output_tokens": 20}}).decode()
+                kind = "application/json"
+            action = "invoke-with-response-stream" if streamed else "invoke"
+            interactions.append({"request": {"method": "POST", "body": orjson.dumps(body).decode(), "headers": {"Content-Type": ["application/json"]},
+                                             "url": f"https://bedrock-runtime.us-east-1.amazonaws.com/model/us.anthropic.claude-3-haiku-20240307-v1%3A0/{action}"},
+                                 "response": {"body": reply, "headers": {"Content-Type": [kind]}, "code": 200}})
+        path = tmp_path / name
+        path.write_text(yaml.safe_dump({"version": 2, "interactions": interactions}), encoding="utf-8")
+        return str(path)
+
+    for streamed in (False, True):
+        assert code_lines(json_report(cassette(f"clean-{streamed}.yaml", streamed, False))) == []
+        report = json_report(cassette(f"dropped-{streamed}.yaml", streamed, True))
+        assert {f["code"] for f in report["findings"]} == {"CTX001", "CTX016"}
+        assert report["summary"]["token_counters"] == {"server": 2} and report["sessions"][0]["requests"] == 2
+
+
+def test_an_aws_event_stream_exception_frame_is_an_error_and_broken_frames_are_no_stream():
+    assert eventstream.events(_aws_frame({"message": "Too many requests"}, "exception")) == [{"type": "error", "error": {"message": "Too many requests"}}]
+    assert eventstream.events(_aws_frame({"bytes": "e30="})[:-9]) is None  # cut short

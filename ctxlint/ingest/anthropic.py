@@ -13,7 +13,9 @@ inside the provider: they are left out, on both the request and the response sid
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable
+from urllib.parse import unquote, urlparse
 
 import orjson
 
@@ -26,8 +28,19 @@ THINKING_BLOCKS = ("thinking", "redacted_thinking")
 FINISH_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length",
                   "model_context_window_exceeded": "length", "pause_turn": "pause_turn", "refusal": "content_filter"}
 NAME = "Anthropic Messages API"
+# Bedrock's InvokeModel takes a Messages body (anthropic_version "bedrock-…") with the model in the URL.
+_BEDROCK_INVOKE = re.compile(r".*/model/([^/]+)/invoke(?:-with-response-stream)?")
 # Where a tool call's parts are in a tool_use block.
 CALL_PARTS = {"/function/arguments": "/input", "/function/name": "/name", "/id": "/id"}
+
+
+def bedrock_model(url: str, body: Any) -> str | None:
+    """The model of a Bedrock InvokeModel call with a Messages body, from its URL
+    (…/model/us.anthropic.claude-3-haiku-20240307-v1%3A0/invoke), or None when it is none."""
+    found = _BEDROCK_INVOKE.fullmatch(urlparse(url).path) if isinstance(url, str) and url else None
+    if found is None or not isinstance(body, dict) or not str(body.get("anthropic_version", "")).startswith("bedrock"):
+        return None
+    return unquote(found.group(1))
 
 
 def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:

@@ -14,7 +14,7 @@ from ctxlint.ingest.jsonl import ReadError
 from ctxlint.ingest.record import InputProblem, Record, Skipped
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import schema_problem
-from ctxlint.ingest import anthropic, gemini, openai_responses
+from ctxlint.ingest import anthropic, eventstream, gemini, openai_responses
 from ctxlint.ingest.shapes import closest_shape_hint, history_held_by_provider, is_anthropic_body, translated_record
 from ctxlint.ingest.sources import Source
 
@@ -57,6 +57,10 @@ def _decode_body(body: Any, headers: Any = None) -> Any:
     """A body as JSON data or text: vcrpy `{string: ...}`, raw strings, base64/gzip bytes."""
     if isinstance(body, dict) and "string" in body:
         body = body["string"]
+    if isinstance(body, bytes) and _header(headers, "content-type") == eventstream.CONTENT_TYPE:
+        decoded = eventstream.events(body)
+        if decoded is not None:
+            return decoded
     if isinstance(body, bytes):
         if body[:2] == b"\x1f\x8b":
             try:
@@ -103,6 +107,8 @@ def _endpoint_kind(url: str, body: Any) -> str | None:
     path = urlparse(url).path.lower() if url else ""
     if path.endswith("/chat/completions"):
         return None
+    if anthropic.bedrock_model(url, body) is not None:
+        return anthropic.NAME
     for suffix, name in OTHER_ENDPOINTS:
         if path.endswith(suffix):
             return name
@@ -161,7 +167,9 @@ def read_cassette(source: Source, session_key: str | None = None) -> Iterator[Re
             yield translated_record(gemini, named, path, line, "cassette", "", response=parsed, scope=path)
             continue
         if kind == anthropic.NAME or is_anthropic_body(body):
-            yield translated_record(anthropic, body, path, line, "cassette", "", response=parsed, scope=path)
+            model = None if "model" in body else anthropic.bedrock_model(url, body)
+            named = body if model is None else {**body, "model": model}
+            yield translated_record(anthropic, named, path, line, "cassette", "", response=parsed, scope=path)
             continue
         problem = schema_problem(body, path, line)
         if problem is not None:
