@@ -13,7 +13,7 @@ import yaml
 from conftest import FIXTURES
 from ctxlint.ingest import eventstream, read_inputs
 from ctxlint.ingest.responses import parse_response
-from helpers import code_lines, json_report, located_findings
+from helpers import code_lines, json_report, located_findings, write_records
 
 READERS = FIXTURES / "readers"
 
@@ -262,3 +262,16 @@ def test_bedrock_invoke_model_with_a_messages_body_is_read_streamed_or_not(tmp_p
 def test_an_aws_event_stream_exception_frame_is_an_error_and_broken_frames_are_no_stream():
     assert eventstream.events(_aws_frame({"message": "Too many requests"}, "exception")) == [{"type": "error", "error": {"message": "Too many requests"}}]
     assert eventstream.events(_aws_frame({"bytes": "e30="})[:-9]) is None  # cut short
+
+
+def test_a_request_to_an_azure_deployment_is_the_deployments_model(tmp_path):
+    """Azure OpenAI names the model in the URL (…/openai/deployments/o3-mini/chat/completions)
+    and the body often names none: the deployment is read as the model, in a cassette and
+    in an HTTP logger's envelope."""
+    url = "https://acme.openai.azure.com/openai/deployments/o3-mini/chat/completions?api-version=2024-10-21"
+    body = {"messages": [{"role": "user", "content": "Summarize the ticket in one line."}], "reasoning_effort": "minimal"}
+    cassette = tmp_path / "azure.yaml"
+    cassette.write_text(yaml.safe_dump({"version": 1, "interactions": [{"request": {"method": "POST", "uri": url, "body": orjson.dumps(body).decode()}}]}), encoding="utf-8")
+    envelope = write_records(tmp_path / "azure.jsonl", [{"request": {"method": "POST", "url": url, "body": body}}])
+    for log in (str(cassette), envelope):
+        assert [(f["code"], f["evidence"]["profile"]) for f in json_report(log)["findings"]] == [("CTX005", "o-series")]

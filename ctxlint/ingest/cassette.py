@@ -15,7 +15,7 @@ from ctxlint.ingest.record import InputProblem, Record, Skipped
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import schema_problem
 from ctxlint.ingest import anthropic, eventstream, gemini, openai_responses
-from ctxlint.ingest.shapes import closest_shape_hint, history_held_by_provider, is_anthropic_body, translated_record
+from ctxlint.ingest.shapes import closest_shape_hint, history_held_by_provider, is_anthropic_body, model_in_url, translated_record
 from ctxlint.ingest.sources import Source
 
 # Endpoints that are not chat-completions, and the reason a skip names.
@@ -163,7 +163,7 @@ def read_cassette(source: Source, session_key: str | None = None) -> Iterator[Re
             if not gemini.is_gemini_body(body):
                 yield InputProblem(path, line, f"{api} interaction {index}: {closest_shape_hint(body)}")
                 continue
-            named = body if "model" in body else {**body, "model": gemini.model_from_url(url)}
+            named = body if "model" in body else {**body, "model": model_in_url(url, body)}
             yield translated_record(gemini, named, path, line, "cassette", "", response=parsed, scope=path)
             continue
         if kind == anthropic.NAME or is_anthropic_body(body):
@@ -175,4 +175,6 @@ def read_cassette(source: Source, session_key: str | None = None) -> Iterator[Re
         if problem is not None:
             yield problem
             continue
-        yield Record(file=path, line=line, shape="cassette", request=body, response=parsed, scope=path)
+        deployment = None if "model" in body else model_in_url(url, body)
+        named = body if deployment is None else {**body, "model": deployment}
+        yield Record(file=path, line=line, shape="cassette", request=named, response=parsed, scope=path)

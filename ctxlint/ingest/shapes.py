@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
+from urllib.parse import unquote
 
 import orjson
 
@@ -204,14 +205,27 @@ def http_body(request: Any, pointer: str) -> tuple[Any, str]:
 
 
 def _named_model(body: Any, envelope: dict[str, Any]) -> Any:
-    """A Gemini body names no model (its URL does): the envelope's `model`, or the model
-    in the logged request's URL, is the body's."""
-    if not isinstance(body, dict) or "model" in body or not gemini.is_gemini_body(body):
+    """A Gemini body names no model, nor does a chat body sent to an Azure deployment (the
+    URL does): the envelope's `model`, or the model in the logged request's URL, is the body's."""
+    if not isinstance(body, dict) or "model" in body:
         return body
     request = envelope.get("request")
     url = request.get("url") or request.get("uri") if isinstance(request, dict) else None
-    model = envelope.get("model") if isinstance(envelope.get("model"), str) else gemini.model_from_url(url) if isinstance(url, str) else None
+    model = envelope.get("model") if isinstance(envelope.get("model"), str) else model_in_url(url, body)
     return body if model is None else {**body, "model": model}
+
+
+def model_in_url(url: Any, body: dict[str, Any]) -> str | None:
+    """The model a request's URL names when its body does not: a Gemini model
+    (…/models/gemini-2.5-pro:generateContent), an Azure OpenAI deployment
+    (…/openai/deployments/gpt-4o/chat/completions, usually named after its model)."""
+    if not isinstance(url, str):
+        return None
+    if gemini.is_gemini_body(body):
+        return gemini.model_from_url(url)
+    _, found, rest = url.partition("/openai/deployments/")
+    deployment = unquote(rest.split("/", 1)[0]) if found and isinstance(body.get("messages"), list) else ""
+    return deployment or None
 
 
 def _described(body: Any) -> str:
