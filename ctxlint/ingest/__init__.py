@@ -16,7 +16,7 @@ import orjson
 from ctxlint.ingest.jsonl import SKIP, ReadError, iter_lines, open_binary
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, too_deep
 from ctxlint.ingest.reuse import SharedPrefixDecoder
-from ctxlint.ingest.shapes import NO_KEY, BatchOutput, line_session_key, normalize, session_key_in_bytes
+from ctxlint.ingest.shapes import NO_KEY, BatchOutput, as_item, line_session_key, session_key_in_bytes
 from ctxlint.ingest.sources import Source, expand
 from ctxlint.progress import NoProgress
 
@@ -35,16 +35,6 @@ class Ingested:
     @property
     def skipped_by_reason(self) -> dict[str, int]:
         return dict(sorted(Counter(s.reason for s in self.skipped).items()))
-
-
-def as_item(parsed: object, file: str, line: int, session_key: str | None, reused: int = 0) -> Item:
-    """A parsed JSONL line as what ctxlint reads from it; a problem found in parsing stays one."""
-    if isinstance(parsed, InputProblem):
-        return parsed
-    try:
-        return normalize(parsed, file, line, session_key, reused)
-    except (RecursionError, TypeError) as error:
-        return too_deep(error, file, line)
 
 
 def readable_records(ingested: Ingested) -> list[Record]:

@@ -15,7 +15,7 @@ import orjson
 
 from ctxlint.ingest.jsonl import ReadError
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped
-from ctxlint.ingest.shapes import BatchOutput, normalize
+from ctxlint.ingest.shapes import BatchOutput, as_item
 from ctxlint.ingest.sources import Source
 
 CONVERSATION_KEYS = ("traj", "messages", "conversation")
@@ -49,7 +49,7 @@ def _log_records(path: str, text: str, data: Any, session_key: str | None) -> It
     """Each element of a JSON list of log records read as a JSONL line would be, at the
     line of the file where it starts (a single record: line 1)."""
     if not isinstance(data, list):
-        yield normalize(data, path, 1, session_key)
+        yield as_item(data, path, 1, session_key)
         return
     decoder = json.JSONDecoder()
     position = text.index("[") + 1
@@ -57,15 +57,19 @@ def _log_records(path: str, text: str, data: Any, session_key: str | None) -> It
     for item in data:
         start = _GAP.match(text, position).end()
         line += text.count("\n", position, start)
-        _, position = decoder.raw_decode(text, start)
-        yield normalize(item, path, line, session_key)
+        try:
+            _, position = decoder.raw_decode(text, start)
+        except RecursionError:  # nested deeper than json's scanner goes (orjson read it): no more lines to tell
+            yield from (as_item(rest, path, line, session_key) for rest in data[data.index(item):])
+            return
+        yield as_item(item, path, line, session_key)
         line += text.count("\n", start, position)
 
 
 def read_json_document(source: Source, session_key: str | None = None) -> Iterator[Record | InputProblem | Skipped]:
     try:
         with open(source.path, "rb") as handle:
-            raw = handle.read()
+            raw = handle.read().removeprefix(b"\xef\xbb\xbf")  # a byte order mark, as Windows tools write one
         data = orjson.loads(raw)
     except OSError as error:
         raise ReadError(f"{source.path}: cannot open: {error.strerror or error}") from error

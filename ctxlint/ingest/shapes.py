@@ -14,7 +14,7 @@ import orjson
 from ctxlint.chat import json_type
 from ctxlint.ingest import anthropic, gemini, openai_responses
 from ctxlint.ingest.intern import INTERNER
-from ctxlint.ingest.record import InputProblem, Record, Response, Skipped
+from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, too_deep
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import schema_problem
 from ctxlint.ingest.source_map import BodyProblem, SourceMap
@@ -311,6 +311,17 @@ def translated_record(api: Any, body: dict[str, Any], file: str, line: int, shap
     if api is gemini:  # its reply's unnamed calls are numbered after the request's
         fields["response"] = gemini.numbered_reply(request["messages"], fields.get("response"))
     return Record(file=file, line=line, shape=shape, request=request, source_map=source_map, **fields)
+
+
+def as_item(parsed: object, file: str, line: int, session_key: str | None, reused: int = 0) -> Record | InputProblem | BatchOutput | Skipped:
+    """A parsed log line (or element of a JSON list of them) as what ctxlint reads from
+    it; a problem found in parsing stays one, and a record nested too deep to walk is one."""
+    if isinstance(parsed, InputProblem):
+        return parsed
+    try:
+        return normalize(parsed, file, line, session_key, reused)
+    except (RecursionError, TypeError) as error:
+        return too_deep(error, file, line)
 
 
 def normalize(obj: Any, file: str, line: int, session_key_path: str | None = None, reused: int = 0) -> Record | InputProblem | BatchOutput | Skipped:
