@@ -43,3 +43,15 @@ def test_a_pretty_printed_document_in_a_jsonl_file_says_what_it_is(tmp_path):
     first = next(f for f in json_report(str(log))["findings"] if f["line"] == 1)
     assert first["code"] == "CTX900" and "pass --input-format json" in first["message"]
     assert code_lines(json_report(str(log), "--input-format", "json")) == code_lines(json_report(str(FIXTURES / "readers" / "request_log_as_json_list.json")))
+
+
+def test_a_json_document_with_a_bom_and_an_element_nested_past_the_scanner_is_read(tmp_path):
+    """A .json export written with a byte order mark, one element nested 1,010 levels (orjson
+    reads it, Python's json scanner does not): no traceback, the deep element is a located
+    problem, and the elements around it are read."""
+    good = orjson.dumps({"model": "gpt-4o", "messages": [{"role": "user", "content": "hello there"}, {"role": "user", "content": "again"}]})
+    deep = b'{"model": "gpt-4o", "messages": [], "x": ' + b"[" * 1010 + b"]" * 1010 + b"}"
+    log = tmp_path / "export.json"
+    log.write_bytes(b"\xef\xbb\xbf[\n" + good + b",\n" + deep + b"\n]\n")
+    report = json_report(str(log))
+    assert code_lines(report) == [("CTX003", 2), ("CTX900", 3)]
