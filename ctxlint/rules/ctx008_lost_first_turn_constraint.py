@@ -59,11 +59,18 @@ def _opening_line(text: str) -> str | None:
 
 def _rewritten(ctx, original_text: str) -> bool:
     """The prompt is still sent, rewritten: a system message of this request opens with
-    the line the original opened with (its instructions), the rest changed, as apps
-    refresh a retrieved context, a memory or a state section every turn."""
+    the line the original opened with (its instructions) and says something the original
+    did not in place of what went, as apps refresh a retrieved context, a memory or a
+    state section every turn. A prompt that only lost lines was cut, not rewritten."""
     opening = _opening_line(original_text)
-    return opening is not None and any(
-        role_of(message) in STEERING_ROLES and _opening_line(text_of(message.get("content"))) == opening for message in ctx.messages)
+    if opening is None:
+        return False
+    had = constraint_lines(original_text, "system")
+    for message in ctx.messages:
+        text = text_of(message.get("content"))
+        if role_of(message) in STEERING_ROLES and _opening_line(text) == opening and constraint_lines(text, "system") - had:
+            return True
+    return False
 
 
 def _handed_over(ctx) -> bool:
@@ -103,8 +110,9 @@ class LostFirstTurnConstraint(Rule):
     Nor is a handoff: a request that carries the whole conversation the previous one had,
     with another system prompt in place of the first one, or with none and other tools
     (another agent took the run over); nor a prompt rewritten: a system message that still
-    opens with the line the first one opened with, the rest changed (apps refresh a
-    retrieved context, a memory or a state section every turn, trimmed history or not).
+    opens with the line the first one opened with and carries new lines in place of the
+    ones that went (apps refresh a retrieved context, a memory or a state section every
+    turn, trimmed history or not). A prompt cut short, with nothing new, is a loss.
     The prompt that took over is then what must be kept.
 
     ## Why is this bad?
