@@ -275,3 +275,12 @@ def test_a_request_to_an_azure_deployment_is_the_deployments_model(tmp_path):
     envelope = write_records(tmp_path / "azure.jsonl", [{"request": {"method": "POST", "url": url, "body": body}}])
     for log in (str(cassette), envelope):
         assert [(f["code"], f["evidence"]["profile"]) for f in json_report(log)["findings"]] == [("CTX005", "o-series")]
+
+
+def test_pydantic_ai_cassettes_with_typed_bodies_are_read():
+    """pydantic-ai's newer cassettes store each body as {type: json, content: ...}: the
+    request and its reply are read from it (the reply's usage counts the prompt), and the
+    tool-call turn the second request dropped is found."""
+    report = json_report(str(FIXTURES / "readers" / "pydantic_typed_body_tool_turn_dropped.yaml"))
+    assert sorted(f["code"] for f in report["findings"]) == ["CTX001", "CTX016"]
+    assert report["summary"]["token_counters"] == {"server": 2}

@@ -54,9 +54,14 @@ def _load_nodes(path: str) -> tuple[Any, list[int]]:
 
 
 def _decode_body(body: Any, headers: Any = None) -> Any:
-    """A body as JSON data or text: vcrpy `{string: ...}`, raw strings, base64/gzip bytes."""
+    """A body as JSON data or text: vcrpy `{string: ...}`, pydantic-ai's `{type, content}`
+    (content parsed already when the type is json), raw strings, base64/gzip bytes."""
     if isinstance(body, dict) and "string" in body:
         body = body["string"]
+    elif isinstance(body, dict) and set(body) == {"type", "content"} and isinstance(body["type"], str):
+        if body["type"] == "json":
+            return body["content"]
+        body = body["content"]
     if isinstance(body, bytes) and _header(headers, "content-type") == eventstream.CONTENT_TYPE:
         decoded = eventstream.events(body)
         if decoded is not None:
