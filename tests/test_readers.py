@@ -284,3 +284,12 @@ def test_pydantic_ai_cassettes_with_typed_bodies_are_read():
     report = json_report(str(FIXTURES / "readers" / "pydantic_typed_body_tool_turn_dropped.yaml"))
     assert sorted(f["code"] for f in report["findings"]) == ["CTX001", "CTX016"]
     assert report["summary"]["token_counters"] == {"server": 2}
+
+
+def test_streamed_content_parts_are_joined_as_the_replys_text():
+    """Mistral streams content as parts (thinking, then text): the text parts make the reply."""
+    chunks = [{"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]},
+              {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": [{"type": "thinking", "thinking": [{"type": "text", "text": "Okay"}]}]}}]},
+              {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": [{"type": "text", "text": "Look both ways."}]}}]},
+              {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": " Then cross."}, "finish_reason": "stop"}]}]
+    assert parse_response(chunks).message == {"role": "assistant", "content": "Look both ways. Then cross."}

@@ -6,7 +6,7 @@ from typing import Any, Iterable
 
 import orjson
 
-from ctxlint.chat import REASONING_FIELDS, str_or_none
+from ctxlint.chat import REASONING_FIELDS, str_or_none, text_of
 from ctxlint.ingest import anthropic, gemini, openai_responses
 from ctxlint.ingest.record import Response
 
@@ -115,6 +115,8 @@ def assemble_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> 
             for name in parts:
                 if isinstance(delta.get(name), str):
                     parts[name].append(delta[name])
+                elif name == "content" and isinstance(delta.get(name), list):  # Mistral streams content parts (text, thinking)
+                    parts[name].append(text_of(delta[name]))
             if isinstance(delta.get("reasoning_details"), list):
                 details.extend(delta["reasoning_details"])
             for position, fragment in enumerate(delta.get("tool_calls") or []):
