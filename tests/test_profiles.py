@@ -16,6 +16,7 @@ from ctxlint.profiles.lookup import ProfileBook
     ("ft:gpt-4o-mini-2024-07-18:acme::9abc", "gpt-4o", 128_000),  # an OpenAI fine-tune has its base model's window
     ("bedrock/anthropic.claude-3-5-sonnet-20240620-v1:0", "claude", 200_000),
     ("us.anthropic.claude-sonnet-4-20250514-v1:0", "claude", 200_000),  # a Bedrock cross-region profile
+    ("claude-haiku-4-5@20251001", "claude", 200_000),  # Vertex AI's versioned name
     ("Doubao-pro-32k", "doubao", 32_768),
     ("moonshot-v1-128k", "moonshot-v1", 131_072),
 ])

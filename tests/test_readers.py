@@ -8,6 +8,7 @@ import struct
 import zlib
 
 import orjson
+import pytest
 import yaml
 
 from conftest import FIXTURES
@@ -208,8 +209,9 @@ def _aws_frame(payload: dict, message_type: str = "event") -> bytes:
     return message + struct.pack(">I", zlib.crc32(message))
 
 
-def _bedrock_stream(content: list[dict], stop: str, prompt_tokens: int) -> bytes:
-    events = [{"type": "message_start", "message": {"id": "msg_bdrk_1", "type": "message", "role": "assistant", "content": [],
+def _messages_events(content: list[dict], stop: str, prompt_tokens: int) -> list[dict]:
+    """The events of a streamed Anthropic Messages reply that carries `content`."""
+    events = [{"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [],
                                                     "usage": {"input_tokens": prompt_tokens, "output_tokens": 1}}}]
     for index, block in enumerate(content):
         opened = {**block, "input": {}} if block["type"] == "tool_use" else {"type": "text", "text": ""}
@@ -217,15 +219,25 @@ def _bedrock_stream(content: list[dict], stop: str, prompt_tokens: int) -> bytes
                  else {"type": "text_delta", "text": block["text"]})
         events += [{"type": "content_block_start", "index": index, "content_block": opened},
                    {"type": "content_block_delta", "index": index, "delta": delta}, {"type": "content_block_stop", "index": index}]
-    events += [{"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 20}}, {"type": "message_stop"}]
-    return b"".join(_aws_frame({"bytes": base64.b64encode(orjson.dumps(event)).decode(), "p": "abcd"}) for event in events)
+    return events + [{"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 20}}, {"type": "message_stop"}]
 
 
-def test_bedrock_invoke_model_with_a_messages_body_is_read_streamed_or_not(tmp_path):
-    """Bedrock's InvokeModel takes an Anthropic Messages body (anthropic_version
-    bedrock-…), the model in the URL; its streamed reply is an AWS event stream whose
-    frames carry the Messages events. A tool-call turn dropped from the next request is
-    found in both; the same loop kept whole is clean."""
+def _bedrock_stream(content: list[dict], stop: str, prompt_tokens: int) -> bytes:
+    return b"".join(_aws_frame({"bytes": base64.b64encode(orjson.dumps(event)).decode(), "p": "abcd"})
+                    for event in _messages_events(content, stop, prompt_tokens))
+
+
+def _sse(content: list[dict], stop: str, prompt_tokens: int) -> str:
+    return "".join(f"event: {event['type']}\ndata: {orjson.dumps(event).decode()}\n\n" for event in _messages_events(content, stop, prompt_tokens))
+
+
+@pytest.mark.parametrize("cloud", ("bedrock", "vertex"))
+def test_a_messages_body_sent_through_a_cloud_is_read_streamed_or_not(tmp_path, cloud):
+    """Bedrock's InvokeModel and Vertex AI's rawPredict take an Anthropic Messages body
+    (anthropic_version bedrock-… / vertex-…), the model in the URL. Bedrock streams its
+    reply as an AWS event stream whose frames carry the Messages events, Vertex as SSE.
+    A tool-call turn dropped from the next request is found either way; the same loop
+    kept whole is clean."""
     tools = [{"name": "weather", "description": "Weather of a place", "input_schema": {
         "type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}}]
     asked = {"role": "user", "content": [{"type": "text", "text": "What's the weather in Florence, Italy?"}]}
@@ -237,16 +249,20 @@ def test_bedrock_invoke_model_with_a_messages_body_is_read_streamed_or_not(tmp_p
         second = [asked, result] if dropped else [asked, {"role": "assistant", "content": [call]}, result]
         interactions = []
         for messages, content, stop, tokens in (([asked], [call], "tool_use", 345), (second, [answer], "end_turn", 413)):
-            body = {"max_tokens": 4000, "messages": messages, "system": "You are helpful.", "tools": tools, "anthropic_version": "bedrock-2023-05-31"}
-            if streamed:
+            body = {"max_tokens": 4000, "messages": messages, "system": "You are helpful.", "tools": tools,
+                    "anthropic_version": "bedrock-2023-05-31" if cloud == "bedrock" else "vertex-2023-10-16"}
+            if streamed and cloud == "bedrock":
                 reply, kind = _bedrock_stream(content, stop, tokens), "application/vnd.amazon.eventstream"
+            elif streamed:
+                reply, kind = _sse(content, stop, tokens), "text/event-stream"
             else:
                 reply = orjson.dumps({"id": "msg_bdrk_2", "type": "message", "role": "assistant", "content": content, "stop_reason": stop,
                                       "usage": {"input_tokens": tokens, "output_tokens": 20}}).decode()
                 kind = "application/json"
-            action = "invoke-with-response-stream" if streamed else "invoke"
-            interactions.append({"request": {"method": "POST", "body": orjson.dumps(body).decode(), "headers": {"Content-Type": ["application/json"]},
-                                             "url": f"https://bedrock-runtime.us-east-1.amazonaws.com/model/us.anthropic.claude-3-haiku-20240307-v1%3A0/{action}"},
+            url = (f"https://bedrock-runtime.us-east-1.amazonaws.com/model/us.anthropic.claude-3-haiku-20240307-v1%3A0/{'invoke-with-response-stream' if streamed else 'invoke'}"
+                   if cloud == "bedrock" else
+                   f"https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-haiku-4-5@20251001:{'streamRawPredict' if streamed else 'rawPredict'}")
+            interactions.append({"request": {"method": "POST", "body": orjson.dumps(body).decode(), "headers": {"Content-Type": ["application/json"]}, "url": url},
                                  "response": {"body": reply, "headers": {"Content-Type": [kind]}, "code": 200}})
         path = tmp_path / name
         path.write_text(yaml.safe_dump({"version": 2, "interactions": interactions}), encoding="utf-8")
@@ -257,6 +273,8 @@ def test_bedrock_invoke_model_with_a_messages_body_is_read_streamed_or_not(tmp_p
         report = json_report(cassette(f"dropped-{streamed}.yaml", streamed, True))
         assert {f["code"] for f in report["findings"]} == {"CTX001", "CTX016"}
         assert report["summary"]["token_counters"] == {"server": 2} and report["sessions"][0]["requests"] == 2
+    models = {record.model for record in read_inputs([cassette("model.yaml", False, False)]).records}
+    assert models == {"us.anthropic.claude-3-haiku-20240307-v1:0" if cloud == "bedrock" else "claude-haiku-4-5@20251001"}
 
 
 def test_an_aws_event_stream_exception_frame_is_an_error_and_broken_frames_are_no_stream():

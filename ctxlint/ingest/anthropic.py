@@ -28,19 +28,25 @@ THINKING_BLOCKS = ("thinking", "redacted_thinking")
 FINISH_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length",
                   "model_context_window_exceeded": "length", "pause_turn": "pause_turn", "refusal": "content_filter"}
 NAME = "Anthropic Messages API"
-# Bedrock's InvokeModel takes a Messages body (anthropic_version "bedrock-…") with the model in the URL.
-_BEDROCK_INVOKE = re.compile(r".*/model/([^/]+)/invoke(?:-with-response-stream)?")
+# Bedrock's InvokeModel and Vertex AI's rawPredict take a Messages body (anthropic_version
+# "bedrock-…" / "vertex-…") with the model in the URL.
+_MODEL_IN_URL = {
+    "bedrock": re.compile(r".*/model/([^/]+)/invoke(?:-with-response-stream)?"),
+    "vertex": re.compile(r".*/publishers/anthropic/models/([^/:]+):(?:streamRawPredict|rawPredict)"),
+}
 # Where a tool call's parts are in a tool_use block.
 CALL_PARTS = {"/function/arguments": "/input", "/function/name": "/name", "/id": "/id"}
 
 
-def bedrock_model(url: str, body: Any) -> str | None:
-    """The model of a Bedrock InvokeModel call with a Messages body, from its URL
-    (…/model/us.anthropic.claude-3-haiku-20240307-v1%3A0/invoke), or None when it is none."""
-    found = _BEDROCK_INVOKE.fullmatch(urlparse(url).path) if isinstance(url, str) and url else None
-    if found is None or not isinstance(body, dict) or not str(body.get("anthropic_version", "")).startswith("bedrock"):
+def model_in_url(url: Any, body: Any) -> str | None:
+    """The model of a Messages body sent through a cloud that names it in the URL: Bedrock
+    (…/model/us.anthropic.claude-3-haiku-20240307-v1%3A0/invoke) or Vertex AI
+    (…/publishers/anthropic/models/claude-haiku-4-5@20251001:rawPredict); else None."""
+    if not isinstance(url, str) or not isinstance(body, dict) or not isinstance(body.get("anthropic_version"), str):
         return None
-    return unquote(found.group(1))
+    cloud = body["anthropic_version"].split("-", 1)[0]
+    found = _MODEL_IN_URL[cloud].fullmatch(urlparse(url).path) if cloud in _MODEL_IN_URL else None
+    return unquote(found.group(1)) if found else None
 
 
 def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:

@@ -112,7 +112,7 @@ def _endpoint_kind(url: str, body: Any) -> str | None:
     path = urlparse(url).path.lower() if url else ""
     if path.endswith("/chat/completions"):
         return None
-    if anthropic.bedrock_model(url, body) is not None:
+    if anthropic.model_in_url(url, body) is not None:
         return anthropic.NAME
     for suffix, name in OTHER_ENDPOINTS:
         if path.endswith(suffix):
@@ -172,7 +172,7 @@ def read_cassette(source: Source, session_key: str | None = None) -> Iterator[Re
             yield translated_record(gemini, named, path, line, "cassette", "", response=parsed, scope=path)
             continue
         if kind == anthropic.NAME or is_anthropic_body(body):
-            model = None if "model" in body else anthropic.bedrock_model(url, body)
+            model = None if "model" in body else anthropic.model_in_url(url, body)
             named = body if model is None else {**body, "model": model}
             yield translated_record(anthropic, named, path, line, "cassette", "", response=parsed, scope=path)
             continue

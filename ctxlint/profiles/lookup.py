@@ -46,7 +46,7 @@ def normalize_name(name: str) -> list[str]:
     base = base.rsplit("/", 1)[-1]
     if base.startswith("ft:"):  # an OpenAI fine-tune, ft:<base model>:<org>::<id>, has its base model's window
         base = base[3:]
-    base = base.split(":", 1)[0]
+    base = base.split(":", 1)[0].split("@", 1)[0]  # Vertex AI versions a model with @ (claude-haiku-4-5@20251001)
     for prefix in _HOST_PREFIXES:
         if base.startswith(prefix) and len(base) > len(prefix):
             base = base[len(prefix):]
