@@ -81,7 +81,7 @@ def read_json_document(source: Source, session_key: str | None = None) -> Iterat
         yield from _log_records(source.path, raw.decode("utf-8"), data, session_key)
         return
     if not any(_conversation(item) is not None for item in items):
-        yield Skipped(source.path, 1, "JSON file that is not a list of agent trajectories")
+        yield Skipped(source.path, 1, "JSON file that holds neither log records nor agent trajectories")
         return
     for position, item in enumerate(items):
         messages = _conversation(item)
