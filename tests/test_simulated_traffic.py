@@ -84,3 +84,13 @@ def test_a_log_written_out_of_order_is_read_in_time_order(tmp_path, seed):
     moved_to = {original + 1: line for line, original in enumerate(order, 1)}
     report = json_report(write_records(tmp_path / "shuffled.jsonl", [stamped[index] for index in order]))
     assert {(f["code"], f["line"]) for f in report["findings"]} == {(code, moved_to[p.line]) for p in simulation.expected() for code in p.codes}
+
+
+def test_a_log_exported_as_one_json_array_gives_the_same_findings(tmp_path):
+    """The same traffic as one JSON array, an element per line after the opening bracket:
+    every planted defect is found at the line its element starts on."""
+    simulation = Simulator(4).run()
+    export = tmp_path / "export.json"
+    export.write_bytes(b"[\n" + b",\n".join(orjson.dumps(record) for record in simulation.records) + b"\n]\n")
+    report = json_report(str(export))
+    assert {(f["code"], f["line"]) for f in report["findings"]} == {(code, p.line + 1) for p in simulation.expected() for code in p.codes}
