@@ -311,3 +311,12 @@ def test_streamed_content_parts_are_joined_as_the_replys_text():
               {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": [{"type": "text", "text": "Look both ways."}]}}]},
               {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": " Then cross."}, "finish_reason": "stop"}]}]
     assert parse_response(chunks).message == {"role": "assistant", "content": "Look both ways. Then cross."}
+
+
+def test_a_json_document_or_a_cassette_is_read_from_stdin():
+    """`-` with --input-format json or cassette reads the whole of stdin as that document."""
+    document = (FIXTURES / "readers" / "request_log_as_json_list.json").read_bytes()
+    assert code_lines(json_report("-", "--input-format", "json", input=document)) == code_lines(
+        json_report(str(FIXTURES / "readers" / "request_log_as_json_list.json")))
+    cassette = (FIXTURES / "readers" / "pydantic_typed_body_tool_turn_dropped.yaml").read_bytes()
+    assert sorted(f["code"] for f in json_report("-", "--input-format", "cassette", input=cassette)["findings"]) == ["CTX001", "CTX016"]
