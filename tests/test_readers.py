@@ -320,3 +320,10 @@ def test_a_json_document_or_a_cassette_is_read_from_stdin():
         json_report(str(FIXTURES / "readers" / "request_log_as_json_list.json")))
     cassette = (FIXTURES / "readers" / "pydantic_typed_body_tool_turn_dropped.yaml").read_bytes()
     assert sorted(f["code"] for f in json_report("-", "--input-format", "cassette", input=cassette)["findings"]) == ["CTX001", "CTX016"]
+
+
+def test_gzipped_json_documents_and_ndjson_logs_are_found_in_a_directory(tmp_path):
+    (tmp_path / "export.json.gz").write_bytes(gzip.compress((FIXTURES / "readers" / "request_log_as_json_list.json").read_bytes()))
+    (tmp_path / "app.ndjson.gz").write_bytes(gzip.compress((FIXTURES / "demo" / "broken-agent.jsonl").read_bytes()))
+    report = json_report(str(tmp_path))
+    assert report["summary"]["files"] == 2 and report["summary"]["records"] == 10

@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass
 
 LOOP_DIR = re.compile(r"^loop-(\d+)$")
-JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".log.gz")
+JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".log.gz")
+JSON_SUFFIXES = (".json", ".json.gz")
 YAML_SUFFIXES = (".yaml", ".yml")
 
 
@@ -32,7 +33,7 @@ def format_of_file(path: str) -> str | None:
         return "jsonl"
     if lower.endswith(YAML_SUFFIXES):
         return "cassette"
-    if lower.endswith(".json"):
+    if lower.endswith(JSON_SUFFIXES):
         return "json"
     return None
 
@@ -47,7 +48,7 @@ def _walk(directory: str) -> list[Source]:
         inside_loop = LOOP_DIR.match(os.path.basename(root)) is not None
         for name in sorted(files):
             fmt = format_of_file(name)
-            if fmt is None or inside_loop or (fmt == "json" and not name.lower().endswith(".json")):
+            if fmt is None or inside_loop:
                 continue
             found.append(Source(os.path.join(root, name), fmt))
     return found
@@ -78,7 +79,7 @@ def expand(paths: list[str], forced_format: str | None = None) -> tuple[list[Sou
             if forced_format:
                 found = [Source(s.path, forced_format) if s.format != "snapshot" else s for s in found]
             if not found:
-                errors.append(f"{path}: no request logs found in this directory (looked for *.jsonl, *.jsonl.gz, *.yaml cassettes and loop-N snapshot folders)")
+                errors.append(f"{path}: no request logs found in this directory (looked for *.jsonl, *.ndjson, *.json, gzipped or not, *.yaml cassettes and loop-N snapshot folders)")
             sources.extend(found)
             continue
         if not os.path.exists(path):
