@@ -55,3 +55,12 @@ def test_a_json_document_with_a_bom_and_an_element_nested_past_the_scanner_is_re
     log.write_bytes(b"\xef\xbb\xbf[\n" + good + b",\n" + deep + b"\n]\n")
     report = json_report(str(log))
     assert code_lines(report) == [("CTX003", 2), ("CTX900", 3)]
+
+
+def test_a_utf16_log_as_windows_powershell_writes_it_is_read(tmp_path):
+    """PowerShell's `>` writes UTF-16 with a byte order mark: the log is read as the text
+    it holds, not as lines of NUL bytes."""
+    demo = FIXTURES / "demo" / "broken-agent.jsonl"
+    log = tmp_path / "from-powershell.jsonl"
+    log.write_bytes(demo.read_text(encoding="utf-8").encode("utf-16"))
+    assert code_lines(json_report(str(log))) == code_lines(json_report(str(demo)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import io
 import json
 import sys
 import zlib
@@ -26,11 +27,41 @@ class ReadError(Exception):
 READ_BUFFER = 1 << 20  # lines of a request log run to many KB: the default 8 KB buffer reads each in pieces
 
 
+class _RecodedUtf16:
+    """A UTF-16 text file (Windows PowerShell's `>` writes one) read as UTF-8 bytes."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        # a byte that is no UTF-16 becomes U+FFFD, and the line is still read (and reported if broken)
+        self._text = io.TextIOWrapper(raw, encoding="utf-16", errors="replace", newline="")
+
+    def readline(self) -> bytes:
+        return self._text.readline().encode("utf-8", "surrogatepass")
+
+    def read(self) -> bytes:
+        return self._text.read().encode("utf-8", "surrogatepass")
+
+    def close(self) -> None:
+        self._text.close()
+
+    def __enter__(self) -> "_RecodedUtf16":
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
 def open_binary(path: str) -> IO[bytes]:
-    """The file (or stdin) as bytes, gunzipped when it starts with gzip's magic; closing
-    what it returns closes the file."""
+    """The file (or stdin) as bytes, gunzipped when it starts with gzip's magic, recoded
+    to UTF-8 when it starts with a UTF-16 byte order mark; closing what it returns
+    closes the file."""
     raw = sys.stdin.buffer if path == "-" else open(path, "rb", buffering=READ_BUFFER)
-    if not (hasattr(raw, "peek") and raw.peek(2)[:2] == GZIP_MAGIC):
+    start = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
+    if start in UTF16_BOMS:
+        return _RecodedUtf16(raw)  # type: ignore[return-value]
+    if start != GZIP_MAGIC:
         return raw
     if path == "-":
         return gzip.GzipFile(fileobj=raw, mode="rb")
