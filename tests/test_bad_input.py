@@ -64,3 +64,15 @@ def test_a_utf16_log_as_windows_powershell_writes_it_is_read(tmp_path):
     log = tmp_path / "from-powershell.jsonl"
     log.write_bytes(demo.read_text(encoding="utf-8").encode("utf-16"))
     assert code_lines(json_report(str(log))) == code_lines(json_report(str(demo)))
+
+
+def test_records_encoded_twice_are_read_in_one_process_and_in_several(tmp_path):
+    """A logger that writes json.dumps of the record's JSON text: each line is a JSON string
+    holding the record. It is read as the record, with --jobs too (the key a worker reads
+    off the escaped bytes disagrees with the parse, and the run falls back to one process)."""
+    demo = FIXTURES / "demo" / "broken-agent.jsonl"
+    log = tmp_path / "double.jsonl"
+    log.write_bytes(b"".join(orjson.dumps(line.decode()) + b"\n" for line in demo.read_bytes().splitlines()))
+    single = json_report(str(log))
+    assert code_lines(single) == code_lines(json_report(str(demo)))
+    assert json_report(str(log), "--jobs", "2") == single

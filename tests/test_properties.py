@@ -6,10 +6,11 @@ from __future__ import annotations
 import io
 
 import orjson
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from ctxlint.api import CheckOptions, run_check
+from ctxlint.ingest.jsonl import is_utf16_text
 from ctxlint.report.json_format import report_dict, write_json
 
 PROPERTY_SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -110,6 +111,7 @@ def test_arbitrary_conversations(tmp_path, conversation, other):
 @given(raw=st.lists(st.binary(max_size=60), max_size=6))
 def test_arbitrary_bytes(tmp_path, raw):
     lines = [line.replace(b"\n", b" ").replace(b"\r", b" ") for line in raw]
+    assume(not is_utf16_text(b"\n".join(lines)[:4]))  # UTF-16 text is recoded: its lines are not the bytes' lines
     _, document = lint_lines(tmp_path, lines)
     assert_accounted(document, lines)
 

@@ -50,7 +50,17 @@ class _RecodedUtf16:
         self.close()
 
 
-UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+def is_utf16_text(start: bytes) -> bool:
+    """Whether a file's first bytes are a UTF-16 byte order mark and a first character
+    that is ASCII text (`{`, `[`, a letter…): text recoded as it is read, not bytes that
+    happen to begin with the mark."""
+    if len(start) < 4:
+        return False
+    if start[:2] == b"\xff\xfe":  # little-endian
+        return start[3] == 0 and 0x09 <= start[2] < 0x7F
+    if start[:2] == b"\xfe\xff":  # big-endian
+        return start[2] == 0 and 0x09 <= start[3] < 0x7F
+    return False
 
 
 def open_binary(path: str) -> IO[bytes]:
@@ -58,10 +68,10 @@ def open_binary(path: str) -> IO[bytes]:
     to UTF-8 when it starts with a UTF-16 byte order mark; closing what it returns
     closes the file."""
     raw = sys.stdin.buffer if path == "-" else open(path, "rb", buffering=READ_BUFFER)
-    start = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
-    if start in UTF16_BOMS:
+    start = raw.peek(4)[:4] if hasattr(raw, "peek") else b""
+    if is_utf16_text(start):
         return _RecodedUtf16(raw)  # type: ignore[return-value]
-    if start != GZIP_MAGIC:
+    if start[:2] != GZIP_MAGIC:
         return raw
     if path == "-":
         return gzip.GzipFile(fileobj=raw, mode="rb")
@@ -166,6 +176,13 @@ def parse_line(line_bytes: bytes, path: str, number: int, first: bool = False, l
                          " name it .json or pass --input-format json")
             return [InputProblem(path, number, said)]
         found.append(InputProblem(path, number, f"a number at column {error.colno} overflows a double; read as infinity"))
+    if isinstance(value, str) and value.lstrip().startswith("{"):  # a record encoded twice: a JSON string holding its JSON
+        try:
+            inner = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            inner = None
+        if isinstance(inner, dict):
+            value = inner
     found.insert(0, value)
     if text.count(b'"messages"') > 1:
         duplicate = duplicate_key(text)
