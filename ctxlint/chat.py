@@ -80,6 +80,16 @@ def tool_call_ids(message: dict[str, Any]) -> list[str]:
     return [call["id"] for call in tool_calls_of(message) if isinstance(call.get("id"), str)]
 
 
+COMPACTION = "compaction"  # a normalized assistant message's field: the provider's summary of what came before it
+
+
+def compacted(messages: list[dict[str, Any]]) -> bool:
+    """Whether the request carries a history the provider compacted (Anthropic's compaction
+    block, a Responses API compaction item): what came before it is in the provider's
+    summary, and the app may leave it out."""
+    return any(type(message) is dict and COMPACTION in message for message in messages)
+
+
 def last_assistant_before(messages: list[dict[str, Any]], end: int) -> int | None:
     """Index of the nearest assistant message before `end`: whose calls are open there."""
     return next((index for index in range(end - 1, -1, -1) if role_of(messages[index]) == "assistant"), None)

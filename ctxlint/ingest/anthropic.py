@@ -19,7 +19,7 @@ from urllib.parse import unquote, urlparse
 
 import orjson
 
-from ctxlint.chat import str_or_none, text_of
+from ctxlint.chat import COMPACTION, str_or_none, text_of
 from ctxlint.ingest.record import Response, nested_too_deep
 from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn
 
@@ -90,10 +90,12 @@ def assistant_message(content: str | list[Any], pointer: str = "") -> tuple[dict
     """An assistant turn in normalized form, and the pointers of its tool_use blocks."""
     if isinstance(content, str):
         return {"role": "assistant", "content": content}, ()
-    texts, calls, thinking, call_pointers = [], [], [], []
+    texts, calls, thinking, call_pointers, compactions = [], [], [], [], []
     for position, block in enumerate(_blocks(content, pointer)):
         kind = block.get("type")
-        if kind == "text":
+        if kind == COMPACTION:  # the server's summary of the history before it (context_management compact)
+            compactions.append(text_of(block.get("content")))
+        elif kind == "text":
             texts.append(block.get("text") if isinstance(block.get("text"), str) else "")
         elif kind == "tool_use":
             calls.append({"id": block.get("id"), "type": "function",
@@ -101,7 +103,10 @@ def assistant_message(content: str | list[Any], pointer: str = "") -> tuple[dict
             call_pointers.append(f"{pointer}/content/{position}")
         elif kind in THINKING_BLOCKS:
             thinking.append(block)
-    return assistant_turn(texts, thinking, calls), tuple(call_pointers)
+    message = assistant_turn(texts, thinking, calls)
+    if compactions:
+        message[COMPACTION] = "\n".join(compactions)
+    return message, tuple(call_pointers)
 
 
 def _arguments(tool_input: Any) -> str:

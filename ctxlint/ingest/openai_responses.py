@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxlint.chat import str_or_none, text_of
+from ctxlint.chat import COMPACTION, str_or_none, text_of
 from ctxlint.ingest.record import Response
 from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn
 
@@ -122,6 +122,7 @@ class _Turn:
         self.reasoning: list[dict[str, Any]] = []
         self.call_pointers: list[str] = []
         self.reasoning_pointer: str | None = None
+        self.compaction: str | None = None  # a compaction item's (encrypted) summary of the history before it
         self.first: int | None = None
         # what findings about the turn point at: its assistant message item, else its first call
         self.message: int | None = None
@@ -134,6 +135,8 @@ class _Turn:
         elif kind == "reasoning":
             self.reasoning.append(_reasoning_item(item))
             self.reasoning_pointer = self.reasoning_pointer or pointer
+        elif kind == COMPACTION:  # the output of /responses/compact, standing for the history before it
+            self.compaction = str(item.get("encrypted_content") or "")
         elif kind in CLIENT_CALLS and item.get("call_id") is None:
             raise BodyProblem(f"{pointer} is a {kind} without its `call_id`", pointer)
         elif kind.endswith("_call") and item.get("call_id") is not None:
@@ -153,7 +156,10 @@ class _Turn:
         self._reset()
 
     def assistant(self) -> dict[str, Any]:
-        return assistant_turn(self.texts, self.reasoning, self.calls)
+        message = assistant_turn(self.texts, self.reasoning, self.calls)
+        if self.compaction is not None:
+            message[COMPACTION] = self.compaction
+        return message
 
 
 def _kind(item: Any, pointer: str) -> str:

@@ -152,15 +152,15 @@ def closest_shape_hint(obj: dict[str, Any]) -> str:
     return "expected an envelope {\"request\": {...}}, a bare request {\"messages\": [...]}, or an OpenAI Batch line {\"custom_id\", \"body\"}"
 
 
-ANTHROPIC_BLOCKS = ("tool_use", "tool_result", "thinking", "redacted_thinking")
+ANTHROPIC_BLOCKS = ("tool_use", "tool_result", "thinking", "redacted_thinking", "compaction")
 
 
 def is_anthropic_body(body: dict[str, Any], known: int = 0) -> bool:
-    """An Anthropic Messages request: its own version header in the body, a top-level system
-    prompt (chat-completions has none), tools declared with `input_schema`, or content
-    blocks only Anthropic defines (in the messages after the first `known`, which an
-    earlier chat-completions record had)."""
-    if "anthropic_version" in body or ("system" in body and "messages" in body):
+    """An Anthropic Messages request: its own version header in the body, its
+    `context_management`, a top-level system prompt (chat-completions has none), tools
+    declared with `input_schema`, or content blocks only Anthropic defines (in the
+    messages after the first `known`, which an earlier chat-completions record had)."""
+    if "anthropic_version" in body or "context_management" in body or ("system" in body and "messages" in body):
         return True
     tools = body.get("tools")
     if isinstance(tools, list) and any(isinstance(tool, dict) and "input_schema" in tool for tool in tools):

@@ -4,7 +4,7 @@ import re
 from functools import lru_cache
 from typing import Iterable
 
-from ctxlint.chat import CJK_RUN, excerpt, message_identity, role_of, text_of
+from ctxlint.chat import CJK_RUN, compacted, excerpt, message_identity, role_of, text_of
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx014_undeclared_tool import declared_tool_names
 from ctxlint.sessions.model import NO_MESSAGES, STEERING_ROLES
@@ -113,7 +113,10 @@ class LostFirstTurnConstraint(Rule):
     opens with the line the first one opened with and carries new lines in place of the
     ones that went (apps refresh a retrieved context, a memory or a state section every
     turn, trimmed history or not). A prompt cut short, with nothing new, is a loss.
-    The prompt that took over is then what must be kept.
+    The prompt that took over is then what must be kept. Once the provider compacts the
+    conversation (Anthropic's `compaction` block, a Responses API `compaction` item), its
+    summary stands for the messages that came before, and the app may leave them out;
+    the system prompt is not compacted, and must still be sent.
 
     ## Why is this bad?
     The first system and user messages hold the user's constraints: the persona, the
@@ -165,6 +168,9 @@ class LostFirstTurnConstraint(Rule):
             lost = wanted - present
             if not lost:
                 continue
+            if key == "user" and compacted(ctx.messages):
+                del ctx.session.opening[key]
+                continue  # the provider compacted the conversation: its summary stands for what came before
             subject = f"the session's first {role_of(original)} message"
             if key == "system" and (_handed_over(ctx) or _rewritten(ctx, original_text)):
                 self._take_over(ctx)

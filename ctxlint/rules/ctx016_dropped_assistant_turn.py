@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import excerpt, role_of, text_of, tool_call_ids
+from ctxlint.chat import compacted, excerpt, role_of, text_of, tool_call_ids
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.sessions.history import Transition
 from ctxlint.sessions.model import STEERING_ROLES
@@ -24,7 +24,9 @@ class DroppedAssistantTurn(Rule):
     of that message (a chat UI's edit-and-resend branches the conversation there). Nor is
     a reply cut away with everything before it while its tool results open the request:
     a history trimmed at its head inside a tool exchange, which CTX001 (the results left
-    without their call) and CTX008 (the first messages lost) report.
+    without their call) and CTX008 (the first messages lost) report. Nor is a request
+    that carries a history the provider compacted (Anthropic's `compaction` block, a
+    Responses API `compaction` item): what came before it is in the provider's summary.
 
     It also flags a request N+1 that keeps all of N up to its last user message and the
     model's final reply, but not the tool exchange between them (the assistant tool-call
@@ -66,6 +68,12 @@ class DroppedAssistantTurn(Rule):
         return super().cannot_judge(ctx)
 
     def check(self, ctx) -> Iterable[Violation]:
+        found = list(self._dropped(ctx))
+        if found and compacted(ctx.messages):
+            return  # the provider compacted the history: what it left out is in its summary
+        yield from found
+
+    def _dropped(self, ctx) -> Iterable[Violation]:
         transition = ctx.transition
         previous = ctx.previous
         if transition is not None and not ctx.session.history_cut and transition.edited_at is None and not (
