@@ -39,8 +39,7 @@ class UndeclaredTool(Rule):
     The app changed the tool list mid-session (a tool removed or renamed while its calls
     stay in the history), pasted a sub-agent's calls into the main agent's history, or
     stored a name the model made up. The model sees itself calling a tool it cannot
-    call, and either calls it again (an error) or stops trusting the tool list. The model sees itself calling a tool
-    it cannot call, and either calls it again (an error) or stops trusting the tool list.
+    call, and either calls it again (an error) or stops trusting the tool list.
 
     ## Example
     `tools` declares `search_flights`; the history holds a call to `book_hotel`.
@@ -58,9 +57,9 @@ class UndeclaredTool(Rule):
         declared = declared_tool_names(ctx.request)
         if not declared:
             return
-        agent = agent_prompt(ctx.messages)
-        offered = ctx.session.tools_offered
-        offered = ctx.session.tools_offered = offered.next(agent, frozenset(declared)) if offered else ToolsOffered(agent, frozenset(declared))
+        agent, offered = agent_prompt(ctx.messages), ctx.session.tools_offered
+        offered = offered.next(agent, frozenset(declared)) if offered else ToolsOffered(agent, frozenset(declared))
+        ctx.session.tools_offered = offered
         known = declared | offered.handed_over
         for index, position, call in assistant_calls(ctx.messages, ctx.unchanged(self)):
             name, _ = call_function(call)
