@@ -112,8 +112,9 @@ class LostFirstTurnConstraint(Rule):
     (another agent took the run over); nor a prompt rewritten: a system message that still
     opens with the line the first one opened with and carries new lines in place of the
     ones that went (apps refresh a retrieved context, a memory or a state section every
-    turn, trimmed history or not). A prompt cut short, with nothing new, is a loss.
-    The prompt that took over is then what must be kept. Once the provider compacts the
+    turn, trimmed history or not). The prompt that took over, or the rewritten one, is
+    then what must be kept; a prompt cut short, with nothing new, is a loss. Once the
+    provider compacts the
     conversation (Anthropic's `compaction` block, a Responses API `compaction` item), its
     summary stands for the messages that came before, and the app may leave them out;
     the system prompt is not compacted, and must still be sent.
