@@ -114,10 +114,9 @@ class LostFirstTurnConstraint(Rule):
     ones that went (apps refresh a retrieved context, a memory or a state section every
     turn, trimmed history or not). The prompt that took over, or the rewritten one, is
     then what must be kept; a prompt cut short, with nothing new, is a loss. Once the
-    provider compacts the
-    conversation (Anthropic's `compaction` block, a Responses API `compaction` item), its
-    summary stands for the messages that came before, and the app may leave them out;
-    the system prompt is not compacted, and must still be sent.
+    provider compacts the conversation (Anthropic's `compaction` block, a Responses API
+    `compaction` item), its summary stands for the messages that came before, and the
+    app may leave them out; the system prompt is not compacted, and must still be sent.
 
     ## Why is this bad?
     The first system and user messages hold the user's constraints: the persona, the
