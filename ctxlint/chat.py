@@ -18,6 +18,9 @@ REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
 # Or inline: a <think> block opening the content (MiniMax-M2's OpenAI-compatible API, hosts
 # that serve a thinking model without a reasoning parser).
 INLINE_THINKING = "<think> block in content"
+# Or on the tool calls: Gemini's OpenAI-compatible API returns each call's thought signature
+# as tool_calls[i].extra_content.google.thought_signature, to be sent back with the call.
+THOUGHT_SIGNATURES = "thought_signature of its tool calls"
 
 EDIT_SIMILARITY = 0.6  # how alike two texts must be to count as one text, edited
 
@@ -132,7 +135,31 @@ def reasoning_of(message: dict[str, Any]) -> tuple[str | None, Any]:
         if name in message and message[name] is not None:
             return name, message[name]
     inline = inline_thinking(message)
-    return (INLINE_THINKING, inline) if inline is not None else (None, None)
+    if inline is not None:
+        return INLINE_THINKING, inline
+    signatures = call_signatures(message)
+    return (THOUGHT_SIGNATURES, signatures) if signatures else (None, None)
+
+
+def call_signatures(message: dict[str, Any]) -> list[Any] | None:
+    """The thought signatures a message's tool calls carry (Gemini's OpenAI-compatible API),
+    in call order, or None when none does."""
+    signatures = []
+    for call in tool_calls_of(message):
+        extra = call.get("extra_content")
+        google = extra.get("google") if isinstance(extra, dict) else None
+        if isinstance(google, dict) and google.get("thought_signature") is not None:
+            signatures.append(google["thought_signature"])
+    return signatures or None
+
+
+def reasoning_value(message: dict[str, Any], field: str) -> Any:
+    """The value a message carries for one of the reasoning fields returned_reasoning names."""
+    if field == THOUGHT_SIGNATURES:
+        return call_signatures(message)
+    if field == INLINE_THINKING:
+        return inline_thinking(message)
+    return message.get(field)
 
 
 def inline_thinking(message: dict[str, Any]) -> str | None:
@@ -153,6 +180,9 @@ def returned_reasoning(message: dict[str, Any]) -> Iterator[tuple[str, Any]]:
     inline = inline_thinking(message)
     if inline is not None:
         yield INLINE_THINKING, inline
+    signatures = call_signatures(message)
+    if signatures:
+        yield THOUGHT_SIGNATURES, signatures
 
 
 def reasoning_text(value: Any) -> str:

@@ -327,3 +327,15 @@ def test_gzipped_json_documents_and_ndjson_logs_are_found_in_a_directory(tmp_pat
     (tmp_path / "app.ndjson.gz").write_bytes(gzip.compress((FIXTURES / "demo" / "broken-agent.jsonl").read_bytes()))
     report = json_report(str(tmp_path))
     assert report["summary"]["files"] == 2 and report["summary"]["records"] == 10
+
+
+def test_a_streamed_tool_call_keeps_its_thought_signature():
+    """Gemini's OpenAI-compatible stream sends a call's thought signature on its first
+    fragment (extra_content): the assembled call keeps it, so a request that drops it is found."""
+    signed = {"google": {"thought_signature": "CiQBsig"}}
+    chunks = [{"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
+                  {"index": 0, "id": "fc-1", "type": "function", "function": {"name": "get_weather", "arguments": ""}, "extra_content": signed}]}}]},
+              {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": '{"city": "Paris"}'}}]},
+                                                               "finish_reason": "tool_calls"}]}]
+    call = parse_response(chunks).message["tool_calls"][0]
+    assert call["extra_content"] == signed and call["function"]["arguments"] == '{"city": "Paris"}'

@@ -146,6 +146,8 @@ def _merge_call(calls: dict[int, dict[str, Any]], fragment: dict[str, Any], posi
             "type": fragment.get("type") or "function",
             "function": {"name": function.get("name"), "arguments": function.get("arguments") or ""},
         }
+        if isinstance(fragment.get("extra_content"), dict):  # Gemini's thought signature rides on the call
+            calls[index]["extra_content"] = fragment["extra_content"]
         return
     if not call["id"] and fragment.get("id"):
         call["id"] = fragment["id"]

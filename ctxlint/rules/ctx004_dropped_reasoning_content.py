@@ -30,7 +30,8 @@ class DroppedReasoningContent(Rule):
     models (GPT-5, o-series) on Responses API function calls sent back with their item id
     (`fc_…`), where reasoning is the `reasoning` items that came before them in the
     response (a call sent without its item id is not linked to any); Gemini 3 on the
-    function calls of the current turn, where reasoning is the thought signatures. Turns
+    function calls of the current turn, where reasoning is the thought signatures (on the
+    calls' `extra_content.google.thought_signature` through its OpenAI-compatible API). Turns
     without tool calls of DeepSeek reasoner histories are not judged: the API ignores
     reasoning there, so dropping it is legal, and so is dropping a Claude or Gemini 3
     turn's reasoning once the user has spoken again (the API strips or skips it).

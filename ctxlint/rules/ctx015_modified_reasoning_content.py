@@ -2,8 +2,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import REASONING_FIELDS, ReasoningSeen, reasoning_text, role_of, tool_call_ids
+from ctxlint.chat import REASONING_FIELDS, THOUGHT_SIGNATURES, ReasoningSeen, reasoning_text, reasoning_value, role_of, tool_call_ids
 from ctxlint.rules.base import Rule, Violation
+
+COMPARED_FIELDS = (*REASONING_FIELDS, THOUGHT_SIGNATURES)  # each compared with what the model returned under its own name
 
 
 class ModifiedReasoningContent(Rule):
@@ -46,12 +48,13 @@ class ModifiedReasoningContent(Rule):
             known = ctx.known_reasoning(ctx.turn.identities[index])
             if not known:
                 continue
-            for name in REASONING_FIELDS:
-                if name in known and message.get(name) not in (None, "", []) and ReasoningSeen.of(message[name]) != known[name]:
+            for name in COMPARED_FIELDS:
+                sent = reasoning_value(message, name) if name in known else None
+                if sent not in (None, "", []) and ReasoningSeen.of(sent) != known[name]:
                     ids = tool_call_ids(message)
                     yield Violation(
                         f"assistant message {ctx.label(index)} sends back {ctx.turn.record.field_label(name)} changed from what the model returned ({known['_origin']})",
                         key=(ctx.turn.identities[index], name), message_index=index, tool_call_id=ids[0] if ids else None,
-                        pointer=f"/messages/{index}/{name}",
-                        evidence={"field": name, "returned_length": known[name].length, "sent_length": len(reasoning_text(message[name])), "seen_in": known["_origin"]},
+                        pointer=f"/messages/{index}/tool_calls" if name == THOUGHT_SIGNATURES else f"/messages/{index}/{name}",
+                        evidence={"field": name, "returned_length": known[name].length, "sent_length": len(reasoning_text(sent)), "seen_in": known["_origin"]},
                     )
