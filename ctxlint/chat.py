@@ -11,10 +11,11 @@ import orjson
 
 from ctxlint.caching import IdentityCache
 
-# Reasoning travels under three names: reasoning_content (Zhipu, DeepSeek, Kimi, Qwen),
-# reasoning (OpenRouter, Groq, Cerebras, vLLM-style hosts) and reasoning_details
-# (OpenRouter's structured form, which preserves the reasoning when passed back).
-REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
+# Reasoning travels under these names: reasoning_content (Zhipu, DeepSeek, Kimi, Qwen),
+# reasoning (OpenRouter, Groq, Cerebras, vLLM-style hosts), reasoning_details
+# (OpenRouter's structured form, which preserves the reasoning when passed back) and
+# thinking_blocks (LiteLLM's carrier of Anthropic's signed thinking blocks).
+REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details", "thinking_blocks")
 # Or inline: a <think> block opening the content (MiniMax-M2's OpenAI-compatible API, hosts
 # that serve a thinking model without a reasoning parser).
 INLINE_THINKING = "<think> block in content"

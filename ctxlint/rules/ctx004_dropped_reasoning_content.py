@@ -15,12 +15,12 @@ class DroppedReasoningContent(Rule):
     """
     ## What it does
     Flags an assistant message that comes back without the reasoning the model returned
-    for it (`reasoning_content`, `reasoning` or `reasoning_details`, or the `<think>` block
-    its content opened with), where the model's profile says that reasoning must be passed
-    back. What the model returned is known from the logged response or from an earlier
-    request's copy of the message. Without either, a tool-call turn of a model that is
-    thinking in this request and requires pass-back is flagged when it carries no
-    reasoning at all.
+    for it (`reasoning_content`, `reasoning`, `reasoning_details` or LiteLLM's
+    `thinking_blocks`, or the `<think>` block its content opened with), where the model's
+    profile says that reasoning must be passed back. What the model returned is known
+    from the logged response or from an earlier request's copy of the message. Without
+    either, a tool-call turn of a model that is thinking in this request and requires
+    pass-back is flagged when it carries no reasoning at all.
 
     When pass-back is required comes from the packaged model profiles: DeepSeek's thinking
     models, Kimi K2 thinking and MiniMax-M2 require it on turns that made tool calls; GLM
