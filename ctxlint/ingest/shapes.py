@@ -371,12 +371,8 @@ def _envelope(obj: dict[str, Any], request_name: str, response_name: str | None,
 def _member(obj: dict[str, Any], holds: Any, besides: str | None = None) -> str | None:
     """The name of the one member (other than `besides`) whose value, or the JSON body an
     HTTP logger stored it as, `holds` says yes to; None when none or several do."""
-    found = [name for name, value in obj.items() if name != besides and holds(http_body(_body_of(value), "")[0])]
+    found = [name for name, value in obj.items() if name != besides and holds(http_body(value, "")[0])]
     return found[0] if len(found) == 1 else None
-
-
-def _body_of(value: Any) -> Any:
-    return value["body"] if _is_http_exchange(value) else value
 
 
 def _is_request_body(value: Any) -> bool:
