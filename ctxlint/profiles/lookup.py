@@ -76,9 +76,7 @@ def _models_dev_windows() -> dict[str, tuple[int, int | None, str]]:
         return {}
     order = sorted(data, key=lambda p: (_PROVIDER_PRIORITY.index(p) if p in _PROVIDER_PRIORITY else len(_PROVIDER_PRIORITY), p))
     windows: dict[str, tuple[int, int | None, str]] = {}
-    by_maker: set[str] = set()
-    for provider in order:
-        maker = provider in _PROVIDER_PRIORITY
+    for provider in order:  # makers first
         for model_id, model in (data[provider].get("models") or {}).items():
             limit = model.get("limit") or {}
             if isinstance(limit.get("context"), int) and limit["context"] > 0:
@@ -86,10 +84,8 @@ def _models_dev_windows() -> dict[str, tuple[int, int | None, str]]:
                     known = windows.get(key)
                     # the maker's listing wins; among hosts, the largest window: a host that
                     # serves less has its own limit, not the model's
-                    if known is None or (key not in by_maker and not maker and limit["context"] > known[0]):
+                    if known is None or (known[2] not in _PROVIDER_PRIORITY and limit["context"] > known[0]):
                         windows[key] = (limit["context"], limit.get("output"), provider)
-                        if maker:
-                            by_maker.add(key)
     return windows
 
 
