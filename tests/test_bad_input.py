@@ -76,3 +76,14 @@ def test_records_encoded_twice_are_read_in_one_process_and_in_several(tmp_path):
     single = json_report(str(log))
     assert code_lines(single) == code_lines(json_report(str(demo)))
     assert json_report(str(log), "--jobs", "2") == single
+
+
+def test_elements_after_one_nested_past_the_scanner_are_read_once(tmp_path):
+    """Past an element nested deeper than json's scanner goes, the rest of the list is read
+    at the last line known, each element once, the deep ones as located problems."""
+    good = orjson.dumps({"model": "gpt-4o", "messages": [{"role": "user", "content": "hello there"}, {"role": "user", "content": "again"}]})
+    deep = b'{"model": "gpt-4o", "messages": [], "x": ' + b"[" * 1010 + b"]" * 1010 + b"}"
+    log = tmp_path / "export.json"
+    log.write_bytes(b"[\n" + deep + b",\n" + good + b",\n" + deep + b",\n" + good + b"\n]\n")
+    report = json_report(str(log))
+    assert report["summary"]["records"] + sum(1 for f in report["findings"] if f["code"] == "CTX900") == 4

@@ -54,13 +54,13 @@ def _log_records(path: str, text: str, data: Any, session_key: str | None) -> It
     decoder = json.JSONDecoder()
     position = text.index("[") + 1
     line = 1 + text.count("\n", 0, position)
-    for item in data:
+    for element, item in enumerate(data):
         start = _GAP.match(text, position).end()
         line += text.count("\n", position, start)
         try:
             _, position = decoder.raw_decode(text, start)
         except RecursionError:  # nested deeper than json's scanner goes (orjson read it): no more lines to tell
-            yield from (as_item(rest, path, line, session_key) for rest in data[data.index(item):])
+            yield from (as_item(rest, path, line, session_key) for rest in data[element:])
             return
         yield as_item(item, path, line, session_key)
         line += text.count("\n", start, position)
