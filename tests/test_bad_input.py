@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gzip
+
 import orjson
 
 from conftest import FIXTURES
-from helpers import code_lines, json_report
+from helpers import code_lines, json_report, run_cli
 
 GOOD = orjson.dumps({"session_id": "a", "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "x"}, {"role": "user", "content": "y"}]}})
 
@@ -87,3 +89,15 @@ def test_elements_after_one_nested_past_the_scanner_are_read_once(tmp_path):
     log.write_bytes(b"[\n" + deep + b",\n" + good + b",\n" + deep + b",\n" + good + b"\n]\n")
     report = json_report(str(log))
     assert report["summary"]["records"] + sum(1 for f in report["findings"] if f["code"] == "CTX900") == 4
+
+
+def test_a_gzipped_document_cut_short_is_a_located_read_error(tmp_path):
+    """A .json.gz or a gzipped cassette whose gzip stream ends early: exit 2 and the file
+    named, as for a JSONL log; not a traceback nor a bare 'Aborted'."""
+    document = gzip.compress((FIXTURES / "readers" / "request_log_as_json_list.json").read_bytes())
+    cassette = gzip.compress((FIXTURES / "readers" / "pydantic_typed_body_tool_turn_dropped.yaml").read_bytes())
+    for name, data in (("export.json.gz", document), ("run.yaml", cassette)):
+        path = tmp_path / name
+        path.write_bytes(data[:len(data) // 2])
+        result = run_cli("check", str(path))
+        assert result.exit_code == 2 and f"{path}: read stopped before its end" in result.output

@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 import orjson
 import yaml
 
-from ctxlint.ingest.jsonl import ReadError, open_binary
+from ctxlint.ingest.jsonl import read_whole
 from ctxlint.ingest.record import InputProblem, Record, Skipped
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import schema_problem
@@ -33,11 +33,7 @@ OTHER_ENDPOINTS = (
 
 def _load_nodes(path: str) -> tuple[Any, list[int]]:
     """The cassette as data (safe loader only) and the 1-based line of each interaction."""
-    try:
-        with open_binary(path) as handle:  # a file, or stdin (-)
-            text = handle.read()
-    except OSError as error:
-        raise ReadError(f"{path}: cannot open: {error.strerror or error}") from error
+    text = read_whole(path)
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()

@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 import orjson
 
-from ctxlint.ingest.jsonl import ReadError, open_binary
+from ctxlint.ingest.jsonl import read_whole
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped
 from ctxlint.ingest.shapes import BatchOutput, as_item
 from ctxlint.ingest.sources import Source
@@ -67,12 +67,9 @@ def _log_records(path: str, text: str, data: Any, session_key: str | None) -> It
 
 
 def read_json_document(source: Source, session_key: str | None = None) -> Iterator[Record | InputProblem | Skipped]:
+    raw = read_whole(source.path)
     try:
-        with open_binary(source.path) as handle:  # a file, or stdin (-)
-            raw = handle.read().removeprefix(b"\xef\xbb\xbf")  # a byte order mark, as Windows tools write one
         data = orjson.loads(raw)
-    except OSError as error:
-        raise ReadError(f"{source.path}: cannot open: {error.strerror or error}") from error
     except orjson.JSONDecodeError as error:
         yield InputProblem(source.path, error.lineno or 1, f"not JSON: {error.msg}")
         return

@@ -203,13 +203,10 @@ def iter_lines(path: str, on_bytes: Callable[[int], None] | None = None,
     on_bytes hears how many bytes were read, for a progress bar; a decoder shares the
     history a line repeats with the line it repeats it from; a line that route answers
     SKIP for is not parsed (another process reads it)."""
-    try:
-        stream = open_binary(path)
-    except OSError as error:
-        raise ReadError(f"{path}: cannot open: {error.strerror or error}") from error
+    stream = _opened(path)
     number = 0
     try:
-        with stream if path != "-" else contextlib.nullcontext(stream):
+        with _closing(stream, path):
             pending = stream.readline()
             while pending:
                 line_bytes, pending = pending, stream.readline()
@@ -220,6 +217,32 @@ def iter_lines(path: str, on_bytes: Callable[[int], None] | None = None,
                 if word is SKIP:
                     continue
                 yield from ((number, item, word) for item in parse_line(line_bytes, path, number, first=number == 1, last=not pending, decoder=decoder))
-    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as error:
+    except READ_ERRORS as error:
         where = f"after line {number}" if number else "before the first line"
         raise ReadError(f"{path}: read stopped {where}: {error}") from error
+
+
+def read_whole(path: str) -> bytes:
+    """All of a file (or stdin) as open_binary reads it, less a UTF-8 byte order mark (as
+    Windows tools write one): a JSON document or a cassette; raises ReadError."""
+    stream = _opened(path)
+    try:
+        with _closing(stream, path):
+            return stream.read().removeprefix(b"\xef\xbb\xbf")
+    except READ_ERRORS as error:
+        raise ReadError(f"{path}: read stopped before its end: {error}") from error
+
+
+READ_ERRORS = (OSError, EOFError, gzip.BadGzipFile, zlib.error)  # a file that breaks off, a gzip stream cut short
+
+
+def _opened(path: str) -> IO[bytes]:
+    try:
+        return open_binary(path)
+    except OSError as error:
+        raise ReadError(f"{path}: cannot open: {error.strerror or error}") from error
+
+
+def _closing(stream: IO[bytes], path: str) -> contextlib.AbstractContextManager:
+    """What closes the stream when reading ends: not stdin, which is not the reader's."""
+    return stream if path != "-" else contextlib.nullcontext(stream)
