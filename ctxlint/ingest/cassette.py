@@ -15,7 +15,7 @@ from ctxlint.ingest.record import InputProblem, Record, Skipped
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import schema_problem
 from ctxlint.ingest import anthropic, eventstream, gemini, openai_responses
-from ctxlint.ingest.shapes import closest_shape_hint, history_held_by_provider, is_anthropic_body, model_in_url, translated_record
+from ctxlint.ingest.shapes import closest_shape_hint, history_held_by_provider, is_anthropic_body, named_by_url, translated_record
 from ctxlint.ingest.sources import Source
 
 # Endpoints that are not chat-completions, and the reason a skip names.
@@ -155,6 +155,7 @@ def read_cassette(source: Source, session_key: str | None = None) -> Iterator[Re
         if "messages" not in body and kind not in (openai_responses.NAME, gemini.NAME):
             yield InputProblem(path, line, f"{api} interaction {index}: {closest_shape_hint(body)}")
             continue
+        body = named_by_url(body, url)
         response_body = response.get("parsed_body") if "parsed_body" in response else _decode_body(response.get("body"), response.get("headers"))
         parsed = parse_response(response_body, _status(response)) if response else None
         if kind == openai_responses.NAME:
@@ -164,18 +165,13 @@ def read_cassette(source: Source, session_key: str | None = None) -> Iterator[Re
             if not gemini.is_gemini_body(body):
                 yield InputProblem(path, line, f"{api} interaction {index}: {closest_shape_hint(body)}")
                 continue
-            named = body if "model" in body else {**body, "model": model_in_url(url, body)}
-            yield translated_record(gemini, named, path, line, "cassette", "", response=parsed, scope=path)
+            yield translated_record(gemini, body, path, line, "cassette", "", response=parsed, scope=path)
             continue
         if kind == anthropic.NAME or is_anthropic_body(body):
-            model = None if "model" in body else anthropic.model_in_url(url, body)
-            named = body if model is None else {**body, "model": model}
-            yield translated_record(anthropic, named, path, line, "cassette", "", response=parsed, scope=path)
+            yield translated_record(anthropic, body, path, line, "cassette", "", response=parsed, scope=path)
             continue
         problem = schema_problem(body, path, line)
         if problem is not None:
             yield problem
             continue
-        deployment = None if "model" in body else model_in_url(url, body)
-        named = body if deployment is None else {**body, "model": deployment}
-        yield Record(file=path, line=line, shape="cassette", request=named, response=parsed, scope=path)
+        yield Record(file=path, line=line, shape="cassette", request=body, response=parsed, scope=path)

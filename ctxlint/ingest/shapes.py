@@ -205,22 +205,31 @@ def http_body(request: Any, pointer: str) -> tuple[Any, str]:
 
 
 def _named_model(body: Any, envelope: dict[str, Any]) -> Any:
-    """A Gemini body names no model, nor does a chat body sent to an Azure deployment (the
-    URL does): the envelope's `model`, or the model in the logged request's URL, is the body's."""
+    """A body that names no model (the URL does): the envelope's `model`, or the model in
+    the logged request's URL, is the body's."""
     if not isinstance(body, dict) or "model" in body:
         return body
+    if isinstance(envelope.get("model"), str):
+        return {**body, "model": envelope["model"]}
     request = envelope.get("request")
-    url = request.get("url") or request.get("uri") if isinstance(request, dict) else None
-    model = envelope.get("model") if isinstance(envelope.get("model"), str) else model_in_url(url, body)
+    return named_by_url(body, request.get("url") or request.get("uri") if isinstance(request, dict) else None)
+
+
+def named_by_url(body: dict[str, Any], url: Any) -> dict[str, Any]:
+    """The body with the model its URL names, when it names none itself (model_in_url)."""
+    model = None if "model" in body else model_in_url(url, body)
     return body if model is None else {**body, "model": model}
 
 
 def model_in_url(url: Any, body: dict[str, Any]) -> str | None:
-    """The model a request's URL names when its body does not: a Gemini model
-    (…/models/gemini-2.5-pro:generateContent), an Azure OpenAI deployment
-    (…/openai/deployments/gpt-4o/chat/completions, usually named after its model)."""
+    """The model a request's URL names when its body does not: an Anthropic body sent
+    through Bedrock or Vertex AI, a Gemini model (…/models/gemini-2.5-pro:generateContent),
+    an Azure OpenAI deployment (…/openai/deployments/gpt-4o/chat/completions, usually named
+    after its model)."""
     if not isinstance(url, str):
         return None
+    if isinstance(body.get("anthropic_version"), str):
+        return anthropic.model_in_url(url, body)
     if gemini.is_gemini_body(body):
         return gemini.model_from_url(url)
     _, found, rest = url.partition("/openai/deployments/")
