@@ -322,24 +322,25 @@ def agent_prompt(messages: list) -> str | None:
 PROMPT_COMPARED = 2000  # as much of a prompt as chat.similar reads
 
 
+def _same_prompt(known_prompt: str | None, prompt: str | None) -> bool:
+    """Whether two requests send one prompt: the same text or an edit of it, or none both."""
+    if known_prompt is None or prompt is None:
+        return known_prompt is prompt
+    return known_prompt == prompt or similar(known_prompt, prompt)
+
+
 def _other_agent(known_prompt: str | None, known_model: str | None, prompt: str | None, model: str | None) -> bool:
     """Whether a request is clearly another agent's than a known conversation's: another
     model and another prompt (one of them alone changes when an app switches models, or
     drops or rewrites its prompt, a defect to report)."""
-    if None in (known_model, model) or known_model == model:
-        return False
-    if known_prompt is None or prompt is None:
-        return known_prompt is not prompt
-    return not (known_prompt == prompt or similar(known_prompt, prompt))
+    return None not in (known_model, model) and known_model != model and not _same_prompt(known_prompt, prompt)
 
 
 def _same_agent(known_prompt: str | None, known_model: str | None, prompt: str | None, model: str | None) -> bool:
     """Whether a request (prompt, model) is the agent of a known conversation: its prompt,
     or an edit of it; without a prompt on either side, the same model (a side call without
     one, a title or an intent classifier, is most often made to a smaller model)."""
-    if known_prompt is None or prompt is None:
-        return known_prompt is prompt and (known_model == model or None in (known_model, model))
-    return known_prompt == prompt or similar(known_prompt, prompt)
+    return _same_prompt(known_prompt, prompt) and (known_prompt is not None or known_model == model or None in (known_model, model))
 
 
 QUOTED = 48  # characters of a conversation's opening message looked for in another request
