@@ -24,7 +24,7 @@ from ctxlint.profiles import Profile, ProfileBook, passback_required
 from ctxlint.rules.base import NO_CHAIN, Finding, Rule, Violation
 from ctxlint.sessions.grouping import SessionAssembler, Thread, part_name, route
 from ctxlint.sessions.history import Transition, align
-from ctxlint.sessions.model import STEERING_ROLES, Session, Turn, make_turn
+from ctxlint.sessions.model import Session, Turn, make_turn, opening_kind
 from ctxlint.spill import Spill
 from ctxlint.tokens.counter import TOKENS_PER_REPLY, TokenCount, TokenCounter, prompt_tokens
 
@@ -454,8 +454,7 @@ class Engine:
         if turn.number == 1:
             session.first_line = record.line
             for index, message in enumerate(record.messages):
-                role = role_of(message)
-                key = "system" if role in STEERING_ROLES else role  # a developer message is the system prompt of OpenAI's newer models
+                key = opening_kind(role_of(message))
                 if key in ("system", "user") and key not in session.opening:
                     session.opening[key] = (index, message, 1, None, record.label(index))
             session.fingerprint_base = session.id if session.explicit_key else short_hash([list(map(str, ident)) for ident in turn.identities[:4]])

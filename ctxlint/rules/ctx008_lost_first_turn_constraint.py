@@ -7,7 +7,7 @@ from typing import Iterable
 from ctxlint.chat import CJK_RUN, compacted, excerpt, message_identity, role_of, text_of
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx014_undeclared_tool import declared_tool_names
-from ctxlint.sessions.model import NO_MESSAGES, STEERING_ROLES
+from ctxlint.sessions.model import NO_MESSAGES, STEERING_ROLES, opening_kind
 
 # What agents legitimately rewrite inside an unchanged prompt: clocks, dates and ids in any
 # message; in the system prompt also counters ("step 3 of 10", "4 tools loaded").
@@ -153,8 +153,8 @@ class LostFirstTurnConstraint(Rule):
                 continue  # still sent where it was: the common case, decided without reading
             # what must be kept is a system prompt (or a summary sent as one) or a user message;
             # a system prompt sent as developer, or back, is kept
-            kind = "system" if role_of(original) in STEERING_ROLES else "user"
-            roles = STEERING_ROLES if kind == "system" else ("user",)
+            kind = opening_kind(role_of(original))
+            roles = STEERING_ROLES if kind == "system" else (kind,)
             original_text = text_of(original.get("content"))
             sent = [text_of(m.get("content")) for m in ctx.messages if role_of(m) in roles]
             if original_text in sent:

@@ -12,6 +12,13 @@ from ctxlint.chat import excerpt, message_identity, role_of, text_of, tool_call_
 from ctxlint.ingest.record import Record, Response
 
 STEERING_ROLES = ("system", "developer")
+
+
+def opening_kind(role: str | None) -> str | None:
+    """What a message is among what a session must keep sending (its first system prompt,
+    its first user message): "system" for a system or developer message (OpenAI's newer
+    models take the system prompt as developer), else its role."""
+    return "system" if role in STEERING_ROLES else role
 NO_MESSAGES: dict[str, Any] = {"messages": []}  # the request of a slimmed turn; never written to
 
 
