@@ -155,12 +155,9 @@ def call_signatures(message: dict[str, Any]) -> list[Any] | None:
 
 
 def reasoning_value(message: dict[str, Any], field: str) -> Any:
-    """The value a message carries for one of the reasoning fields returned_reasoning names."""
-    if field == THOUGHT_SIGNATURES:
-        return call_signatures(message)
-    if field == INLINE_THINKING:
-        return inline_thinking(message)
-    return message.get(field)
+    """The value a message carries under a reasoning field (REASONING_FIELDS) or as the
+    thought signatures of its tool calls (THOUGHT_SIGNATURES)."""
+    return call_signatures(message) if field == THOUGHT_SIGNATURES else message.get(field)
 
 
 def inline_thinking(message: dict[str, Any]) -> str | None:
