@@ -98,6 +98,7 @@ def assistant_message(content: str | list[Any], pointer: str = "") -> tuple[dict
         elif kind == "text":
             texts.append(block.get("text") if isinstance(block.get("text"), str) else "")
         elif kind == "tool_use":
+            _check_text(block, ("id", "name"), f"{pointer}/content/{position}")
             calls.append({"id": block.get("id"), "type": "function",
                           "function": {"name": block.get("name"), "arguments": _arguments(block.get("input", {}))}})
             call_pointers.append(f"{pointer}/content/{position}")
@@ -129,6 +130,7 @@ def _user_messages(content: str | list[Any], index: int, pointer: str) -> Iterab
     run: list[Any] = []
     for position, block in enumerate(_blocks(content, pointer)):
         if block.get("type") == "tool_result":
+            _check_text(block, ("tool_use_id",), f"{pointer}/content/{position}")
             if run:
                 yield {"role": "user", "content": _user_content(run)}, Origin(index, pointer)
                 run = []
@@ -150,12 +152,18 @@ def _user_content(blocks: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
     return [{name: value for name, value in block.items() if name != "cache_control"} for block in blocks]
 
 
+def _check_text(block: dict[str, Any], names: tuple[str, ...], pointer: str) -> None:
+    """An id or name a block carries is a string; one left out is for the rules to report."""
+    for name in names:
+        if block.get(name) is not None and not isinstance(block[name], str):
+            raise BodyProblem(f"{pointer}/{name} is not a string", f"{pointer}/{name}")
+
+
 def _blocks(content: list[Any], pointer: str) -> list[dict[str, Any]]:
     for position, block in enumerate(content):
         if not isinstance(block, dict) or not isinstance(block.get("type"), str):
             raise BodyProblem(f"{pointer}/content/{position} is not a content block (an object with a `type`)", f"{pointer}/content/{position}")
     return content
-
 
 
 def _tool(tool: Any) -> Any:

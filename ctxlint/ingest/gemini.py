@@ -106,6 +106,9 @@ def model_message(parts: list[Any], pointer: str = "", seen: dict[str, int] | No
         call = field(part, "functionCall")
         if isinstance(call, dict):
             name = call.get("name")
+            if not isinstance(name, str):
+                where = f"{pointer}/parts/{position}/{_key(part, 'functionCall')}/name"
+                raise BodyProblem(f"{where} is not a string", where)
             arguments = orjson.dumps(call.get("args", {}), option=orjson.OPT_SORT_KEYS).decode()
             call_id = call.get("id")
             if not isinstance(call_id, str) or not call_id:
@@ -166,6 +169,9 @@ def _user_messages(parts: list[Any], index: int, pointer: str, calls: dict[str, 
             yield _user(run), Origin(index, pointer, content="/parts")
             run = []
         name = answer.get("name")
+        if not isinstance(name, str):
+            where = f"{pointer}/parts/{position}/{_key(part, 'functionResponse')}/name"
+            raise BodyProblem(f"{where} is not a string", where)
         result = answer.get("response")
         content = result if isinstance(result, str) else orjson.dumps(result, option=orjson.OPT_SORT_KEYS).decode()
         waiting = calls.get(name)
@@ -253,7 +259,10 @@ def assemble_events(chunks: list[dict[str, Any]], status: int | None = None) -> 
         usage = field(chunk, "usageMetadata") or usage
         model = field(chunk, "modelVersion") or model
         reply_id = field(chunk, "responseId") or reply_id
-    message, _ = model_message(parts)
+    try:
+        message, _ = model_message(parts)
+    except BodyProblem:  # a reply that breaks the format says nothing about what was sent back
+        message, parts = {}, []
     if isinstance(finish, str):
         finish = "tool_calls" if finish == "STOP" and message.get("tool_calls") else FINISH_REASONS.get(finish, finish.lower())
     prompt = field(usage, "promptTokenCount") if isinstance(usage, dict) else None

@@ -86,6 +86,8 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
         for index, item in enumerate(items):
             pointer = f"/input/{index}"
             kind = _kind(item, pointer)
+            if item.get("call_id") is not None and not isinstance(item["call_id"], str):
+                raise BodyProblem(f"{pointer}/call_id is not a string", f"{pointer}/call_id")
             if kind == "message" and item.get("role") != "assistant":
                 turn.close(messages, origins)
                 messages.append({"role": item.get("role"), "content": _content(item.get("content"))})

@@ -31,9 +31,10 @@ _FUNCTION_WORDS = frozenset(
 
 
 @lru_cache(maxsize=4096)
-def constraint_lines(text: str, role: str) -> frozenset[str]:
-    """The message's lines with volatile values masked and whitespace folded."""
-    volatile = _VOLATILE[role]
+def constraint_lines(text: str, kind: str) -> frozenset[str]:
+    """The message's lines with volatile values masked (as a system prompt's or a user
+    message's, by `kind`) and whitespace folded."""
+    volatile = _VOLATILE[kind]
     lines = set()
     for line in text.splitlines():
         folded = _SPACE.sub(" ", volatile.sub("#", line)).strip()
@@ -151,20 +152,19 @@ class LostFirstTurnConstraint(Rule):
             index, original, since, label, index_label = kept
             if index < len(ctx.messages) and ctx.messages[index] is original:
                 continue  # still sent where it was: the common case, decided without reading
-            # what must be kept is a system prompt (or a summary sent as one) or a user message;
-            # a system prompt sent as developer, or back, is kept
-            kind = opening_kind(role_of(original))
-            roles = STEERING_ROLES if kind == "system" else (kind,)
+            # what must be kept is a system prompt, a user message or a summary that restated one
+            # (sent in any role); a system prompt sent as developer, or back, is kept
+            roles = STEERING_ROLES if opening_kind(role_of(original)) == "system" else (role_of(original),)
             original_text = text_of(original.get("content"))
             sent = [text_of(m.get("content")) for m in ctx.messages if role_of(m) in roles]
             if original_text in sent:
                 continue  # sent verbatim: the common case, decided without masking
-            wanted = constraint_lines(original_text, kind)
+            wanted = constraint_lines(original_text, key)
             if not wanted:
                 continue
             present: set[str] = set()
             for text in sent:
-                present |= constraint_lines(text, kind)
+                present |= constraint_lines(text, key)
             lost = wanted - present
             if not lost:
                 continue
