@@ -39,6 +39,7 @@ from ctxlint.rules.base import SEVERITIES
 from ctxlint.selection import UnknownSelector, selected_codes
 from ctxlint.suppression import baseline
 from ctxlint.suppression.baseline import BaselineError
+from ctxlint.tokens.counter import PLAUSIBLE_TOKENS
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, help="Lint captured LLM request logs for context-assembly defects.")
 RENDERERS: dict[str, Callable[[Report, "RenderSettings"], str | None]] = {}
@@ -157,7 +158,7 @@ def check(
     isolated: bool = IsolatedOption,
     session_key: Optional[str] = SessionKeyOption,
     input_format: Optional[str] = InputFormatOption,
-    context_window: Optional[int] = typer.Option(None, "--context-window", min=1, help="Context window in tokens for every request."),
+    context_window: Optional[int] = typer.Option(None, "--context-window", min=1, max=PLAUSIBLE_TOKENS - 1, help="Context window in tokens for every request."),
     model_alias: Optional[List[str]] = typer.Option(None, "--model-alias", help="NAME=KNOWN: read model NAME as the known model KNOWN."),
 ) -> None:
     """Check request logs and report, per session and turn, where context handling went wrong."""

@@ -101,3 +101,30 @@ def test_a_gzipped_document_cut_short_is_a_located_read_error(tmp_path):
         path.write_bytes(data[:len(data) // 2])
         result = run_cli("check", str(path))
         assert result.exit_code == 2 and f"{path}: read stopped before its end" in result.output
+
+
+def test_numbers_no_count_or_window_can_be_are_read_past(tmp_path):
+    """Found by fuzzing, each a crash before: a usage count past 64 bits (orjson reads up to
+    2**64 - 1), a model name with a -Nk suffix of 20 digits. The count is not the server's
+    (the prompt is counted offline), the suffix is not a window."""
+    huge_usage = {"session_id": "a", "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+                  "response": {"choices": [{"index": 0, "message": {"role": "assistant", "content": "yo"}, "finish_reason": "stop"}],
+                               "usage": {"prompt_tokens": 2**64 - 1, "completion_tokens": 2}}}
+    huge_suffix = {"session_id": "b", "request": {"model": "moonshot-v1-99999999999999999999k", "messages": [{"role": "user", "content": "hi"}]}}
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(orjson.dumps(huge_usage) + b"\n" + orjson.dumps(huge_suffix) + b"\n")
+    result = run_cli("check", str(log), "--format", "json")
+    assert result.exit_code == 0, result.output
+    turns = [turn for session in orjson.loads(result.stdout)["sessions"] for turn in session["turns"]]
+    assert [turn["counter"].startswith("tiktoken") for turn in turns] == [True, True]
+    assert [turn["window"] for turn in turns] == [128000, None]
+
+
+def test_a_context_window_no_model_has_is_a_usage_error(tmp_path):
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(GOOD + b"\n")
+    result = run_cli("check", str(log), "--context-window", str(10**23))
+    assert result.exit_code == 2 and "--context-window" in result.output
+    (tmp_path / "ctxlint.toml").write_text(f'[models."gpt-4o"]\ncontext-window = {10**23}\n', encoding="utf-8")
+    result = run_cli("check", str(log), "--config", str(tmp_path / "ctxlint.toml"))
+    assert result.exit_code == 2 and "greater than the maximum" in result.output

@@ -50,6 +50,23 @@ def test_pydantic_parsed_body_and_a_responses_api_interaction_are_read():
     assert report["summary"]["skipped"] == {}
 
 
+def test_yaml_data_no_json_body_holds_is_read_as_json_would_be(tmp_path):
+    """Found by fuzzing, each a crash before: a parsed body holding what YAML has and JSON
+    does not (an integer past 64 bits, a date, a key that is not a string), and a status
+    code that is no HTTP status. The body reads as the JSON it stands for; the status is
+    not taken."""
+    text = (READERS / "pydantic_parsed_body_clean.yaml").read_text(encoding="utf-8")
+    text = text.replace("      model: gpt-4o-mini\n      messages:", "      model: gpt-4o-mini\n      seed: 100000000000000000000000000000\n"
+                        "      metadata: {2026-12-04: run, 7: seven}\n      messages:", 1)
+    assert text.count("seed: 1000") == 1
+    text = text.replace("code: 200", "code: 1000000000000000000000000000000")
+    cassette = tmp_path / "cassette.yaml"
+    cassette.write_text(text, encoding="utf-8")
+    report = json_report(str(cassette))
+    assert code_lines(report) == []
+    assert report["summary"]["records"] == 3
+
+
 def test_yaml_that_is_not_a_cassette_is_ctx900():
     report = json_report(str(READERS / "not_a_cassette.yaml"))
     assert code_lines(report) == [("CTX900", 1)]
@@ -339,3 +356,26 @@ def test_a_streamed_tool_call_keeps_its_thought_signature():
                                                                "finish_reason": "tool_calls"}]}]
     call = parse_response(chunks).message["tool_calls"][0]
     assert call["extra_content"] == signed and call["function"]["arguments"] == '{"city": "Paris"}'
+
+
+def test_a_broken_message_in_a_trajectory_ends_what_can_be_read_of_it(tmp_path):
+    """Found by fuzzing, a crash before: a trajectory's messages were not held to the
+    schema. The requests before the broken message are checked (here the two user
+    messages in a row of the first), the problem names its place, the next trajectory is
+    read whole."""
+    first = {"task_id": 1, "traj": [
+        {"role": "system", "content": "You are an airline agent."},
+        {"role": "user", "content": "Change my flight."}, {"role": "user", "content": "To Friday."},
+        {"role": "assistant", "content": "Which booking?"},
+        {"role": "user", "content": "ABC123"}, True,
+        {"role": "assistant", "content": "Done."}]}
+    second = {"task_id": 2, "traj": [
+        {"role": "system", "content": "You are an airline agent."}, {"role": "user", "content": "Cancel ABC123."},
+        {"role": "assistant", "content": "Cancelled."}]}
+    dump = tmp_path / "trajectories.json"
+    dump.write_bytes(orjson.dumps([first, second]))
+    report = json_report(str(dump))
+    found = sorted((f["code"], f["line"], f.get("pointer"), f["message"]) for f in report["findings"])
+    assert [row[:3] for row in found] == [("CTX003", 1, "/messages/2"), ("CTX900", 1, "/0/traj/5")]
+    assert "its requests from message 5 on are not checked" in found[1][3]
+    assert report["summary"]["records"] == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import math
 import zlib
 from typing import Any, Iterator
 from urllib.parse import urlparse
@@ -11,11 +12,11 @@ import orjson
 import yaml
 
 from ctxlint.ingest.jsonl import read_whole
-from ctxlint.ingest.record import InputProblem, Record, Skipped
+from ctxlint.ingest.record import InputProblem, Record, Skipped, nested_too_deep
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import schema_problem
 from ctxlint.ingest import anthropic, eventstream, gemini, openai_responses
-from ctxlint.ingest.shapes import closest_shape_hint, history_held_by_provider, is_anthropic_body, named_by_url, translated_record
+from ctxlint.ingest.shapes import closest_shape_hint, history_held_by_provider, http_status, is_anthropic_body, named_by_url, translated_record
 from ctxlint.ingest.sources import Source
 
 # Endpoints that are not chat-completions, and the reason a skip names.
@@ -56,7 +57,7 @@ def _decode_body(body: Any, headers: Any = None) -> Any:
         body = body["string"]
     elif isinstance(body, dict) and set(body) == {"type", "content"} and isinstance(body["type"], str):
         if body["type"] == "json":
-            return body["content"]
+            return _as_json_data(body["content"])
         body = body["content"]
     if isinstance(body, bytes) and _header(headers, "content-type") == eventstream.CONTENT_TYPE:
         decoded = eventstream.events(body)
@@ -84,6 +85,37 @@ def _decode_body(body: Any, headers: Any = None) -> Any:
     return body
 
 
+def _as_json_data(value: Any) -> Any:
+    """A body the cassette holds as YAML data, as the JSON it stands for: YAML also has
+    integers past 64 bits, dates, bytes and keys that are not strings, which a JSON log
+    line cannot hold (orjson reads a huge integer as a float; this does the same)."""
+    try:
+        return orjson.loads(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))
+    except TypeError as error:
+        if nested_too_deep(error):
+            return value  # reported as too deep where the record is checked
+    try:
+        return _json_like(value)
+    except RecursionError:
+        return value
+
+
+def _json_like(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key if isinstance(key, str) else str(key): _json_like(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_json_like(item) for item in value]
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return value if -2**63 <= value < 2**64 else float(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)  # a date or time
+
+
 def _header(headers: Any, name: str) -> str | None:
     if not isinstance(headers, dict):
         return None
@@ -96,11 +128,8 @@ def _header(headers: Any, name: str) -> str | None:
 
 def _status(response: dict[str, Any]) -> int | None:
     status = response.get("status")
-    if isinstance(status, dict) and isinstance(status.get("code"), int):
-        return status["code"]
-    if isinstance(response.get("code"), int):
-        return response["code"]
-    return None
+    code = http_status(status.get("code")) if isinstance(status, dict) else None
+    return code if code is not None else http_status(response.get("code"))
 
 
 def _endpoint_kind(url: str, body: Any) -> str | None:
@@ -138,7 +167,7 @@ def read_cassette(source: Source, session_key: str | None = None) -> Iterator[Re
             continue
         request = interaction["request"]
         response = interaction.get("response") if isinstance(interaction.get("response"), dict) else {}
-        body = request.get("parsed_body") if "parsed_body" in request else _decode_body(request.get("body"), request.get("headers"))
+        body = _as_json_data(request["parsed_body"]) if "parsed_body" in request else _decode_body(request.get("body"), request.get("headers"))
         url = request.get("uri") or request.get("url") or ""
         kind = _endpoint_kind(url if isinstance(url, str) else "", body)
         if kind not in (None, anthropic.NAME, openai_responses.NAME, gemini.NAME):
@@ -156,7 +185,7 @@ def read_cassette(source: Source, session_key: str | None = None) -> Iterator[Re
             yield InputProblem(path, line, f"{api} interaction {index}: {closest_shape_hint(body)}")
             continue
         body = named_by_url(body, url)
-        response_body = response.get("parsed_body") if "parsed_body" in response else _decode_body(response.get("body"), response.get("headers"))
+        response_body = _as_json_data(response["parsed_body"]) if "parsed_body" in response else _decode_body(response.get("body"), response.get("headers"))
         parsed = parse_response(response_body, _status(response)) if response else None
         if kind == openai_responses.NAME:
             yield translated_record(openai_responses, body, path, line, "cassette", "", response=parsed, scope=path)

@@ -15,18 +15,24 @@ import orjson
 
 from ctxlint.ingest.jsonl import read_whole
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped
+from ctxlint.ingest.schema import request_problems
 from ctxlint.ingest.shapes import BatchOutput, as_item
 from ctxlint.ingest.sources import Source
 
 CONVERSATION_KEYS = ("traj", "messages", "conversation")
 
 
-def _conversation(item: Any) -> list[Any] | None:
+def _conversation_key(item: Any) -> str | None:
     if isinstance(item, dict):
         for key in CONVERSATION_KEYS:
             if isinstance(item.get(key), list):
-                return item[key]
+                return key
     return None
+
+
+def _conversation(item: Any) -> list[Any] | None:
+    key = _conversation_key(item)
+    return None if key is None else item[key]
 
 
 def _is_trajectory(item: Any) -> bool:
@@ -40,6 +46,12 @@ def _is_trajectory(item: Any) -> bool:
 def _is_log_record(item: Any) -> bool:
     """What a line of a JSONL request log holds: an envelope, a request body, a batch line."""
     return isinstance(item, dict) and ("request" in item or "custom_id" in item or "model" in item)
+
+
+def _first_message(pointer: str) -> int:
+    """The message a schema problem's pointer (/messages/3/content) is in; 0 for the body."""
+    parts = pointer.split("/")
+    return int(parts[2]) if len(parts) > 2 and parts[1] == "messages" and parts[2].isdigit() else 0
 
 
 _GAP = re.compile(r"[\s,]*")
@@ -81,19 +93,29 @@ def read_json_document(source: Source, session_key: str | None = None) -> Iterat
         yield Skipped(source.path, 1, "JSON file that holds neither log records nor agent trajectories")
         return
     for position, item in enumerate(items):
-        messages = _conversation(item)
-        if messages is None:
+        member = _conversation_key(item)
+        if member is None:
             yield InputProblem(source.path, 1, f"trajectory {position} has no message list (looked for {', '.join(CONVERSATION_KEYS)})", f"/{position}")
             continue
+        messages = item[member]
         named = [f"{k}={item[k]}" for k in ("task_id", "trial") if k in item]  # item is a dict: it had a message list
         key = ",".join(named) if named else str(position)
-        for index, message in enumerate(messages):
+        model = item.get("model") if isinstance(item.get("model"), str) else None
+        # every request of a trajectory is a prefix of it: the first broken message ends the ones that can be read
+        problems = request_problems({"model": model, "messages": messages})
+        broken = _first_message(problems[0][0]) if problems else len(messages)
+        for index, message in enumerate(messages[:broken + 1] if problems else messages):
             if isinstance(message, dict) and message.get("role") == "assistant" and index > 0:
                 yield Record(
                     file=source.path, line=1, shape="trajectory",
-                    request={"model": item.get("model") if isinstance(item.get("model"), str) else None, "messages": messages[:index]},
+                    request={"model": model, "messages": messages[:index]},
                     response=Response(message=message),
                     session_key=f"{source.path}#{key}",
                     scope=source.path,
-                    extra={"pointer": f"/{position}/traj/{index}"},
+                    extra={"pointer": f"/{position}/{member}/{index}"},
                 )
+        if problems:
+            pointer, what = problems[0]
+            where = f"/{position}/{member}" + pointer.removeprefix("/messages")
+            yield InputProblem(source.path, 1, f"trajectory {position} breaks the chat-completions schema at {where}: {what}; "
+                                               f"its requests from message {broken} on are not checked", where)

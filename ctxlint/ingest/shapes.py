@@ -178,11 +178,13 @@ def is_anthropic_body(body: dict[str, Any], known: int = 0) -> bool:
 
 
 def _status(obj: dict[str, Any]) -> int | None:
-    status = obj.get("status")
-    if isinstance(status, int):
-        return status
-    status = obj.get("status_code")
-    return status if isinstance(status, int) else None
+    status = http_status(obj.get("status"))
+    return status if status is not None else http_status(obj.get("status_code"))
+
+
+def http_status(value: Any) -> int | None:
+    """An HTTP status code, or None for anything else a logger put there."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599 else None
 
 
 def _is_http_exchange(part: Any) -> bool:

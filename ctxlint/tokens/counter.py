@@ -152,9 +152,13 @@ class TokenCounter:
         return TokenCount(self._count_text(encoding, name, text), name)
 
 
+PLAUSIBLE_TOKENS = 1 << 40  # past any context window by far: a larger count is a logger's garbage
+
+
 def prompt_tokens(usage: dict[str, Any] | None) -> int | None:
+    """The server's prompt count, when the usage holds one that can be a count."""
     if isinstance(usage, dict):
         value = usage.get("prompt_tokens", usage.get("input_tokens"))
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < PLAUSIBLE_TOKENS:
             return value
     return None
