@@ -11,6 +11,7 @@ from typing import Any
 
 from ctxlint.api import CheckOptions, lint, records_from_line
 from ctxlint.ingest.record import InputProblem, Record
+from ctxlint.ingest.shapes import ReplyLine
 from ctxlint.rules import Finding
 
 
@@ -20,7 +21,9 @@ def read_file(path: str, session_key: str | None = None) -> list[Any]:
 
 
 def partition_key(item: Any) -> str:
-    if isinstance(item, Record) and item.session_key is not None:
+    """The group an item is linted in: its session's, or its file's without a key (a reply
+    line that names no session, only its request, joins its request there only)."""
+    if isinstance(item, (Record, ReplyLine)) and item.session_key is not None:
         return f"key:{item.session_key}"
     return f"file:{item.file}"
 

@@ -379,3 +379,32 @@ def test_a_broken_message_in_a_trajectory_ends_what_can_be_read_of_it(tmp_path):
     assert [row[:3] for row in found] == [("CTX003", 1, "/messages/2"), ("CTX900", 1, "/0/traj/5")]
     assert "its requests from message 5 on are not checked" in found[1][3]
     assert report["summary"]["records"] == 2
+
+
+REPLY_LINES = READERS / "reply_lines_apart_from_their_requests.jsonl"
+
+
+def test_reply_lines_join_the_request_they_answer():
+    """A logger that writes each reply on a line of its own: the reply joins its request by
+    request id (in any order among concurrent sessions) or, naming none, as its session's
+    latest; a reply that answers no logged request is counted as skipped; one that names
+    neither request nor session is CTX900."""
+    report = json_report(str(REPLY_LINES))
+    assert code_lines(report) == [("CTX003", 7), ("CTX016", 7), ("CTX900", 12)]
+    assert report["summary"]["records"] == 6
+    assert list(report["summary"]["skipped"].values()) == [1]
+    assert code_lines(json_report(str(REPLY_LINES), "--jobs", "2")) == code_lines(report)
+
+
+def test_a_joined_reply_is_what_the_next_request_must_carry(tmp_path):
+    """Drop the reply that a request-id-only line (4) and a session-only line (9) logged
+    from the next requests: each is CTX016 there, which only the joined reply can tell."""
+    lines = REPLY_LINES.read_text(encoding="utf-8").splitlines()
+    fifth, tenth = orjson.loads(lines[4]), orjson.loads(lines[9])
+    del fifth["request"]["messages"][2]  # the assistant's tool call, whose result stays: CTX001 too
+    del tenth["request"]["messages"][2]
+    lines[4], lines[9] = orjson.dumps(fifth).decode(), orjson.dumps(tenth).decode()
+    log = tmp_path / "log.jsonl"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    found = code_lines(json_report(str(log)))
+    assert ("CTX016", 5) in found and ("CTX001", 5) in found and ("CTX016", 10) in found

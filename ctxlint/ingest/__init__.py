@@ -7,7 +7,7 @@ import hashlib
 import itertools
 import os
 import zlib
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
@@ -16,11 +16,11 @@ import orjson
 from ctxlint.ingest.jsonl import SKIP, ReadError, iter_lines, open_binary
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, too_deep
 from ctxlint.ingest.reuse import SharedPrefixDecoder
-from ctxlint.ingest.shapes import NO_KEY, BatchOutput, as_item, line_session_key, session_key_in_bytes
+from ctxlint.ingest.shapes import NO_KEY, BatchOutput, ReplyLine, as_item, awaits_reply, line_session_key, session_key_in_bytes
 from ctxlint.ingest.sources import Source, expand
 from ctxlint.progress import NoProgress
 
-Item = Record | InputProblem | Skipped | BatchOutput
+Item = Record | InputProblem | Skipped | BatchOutput | ReplyLine
 
 
 @dataclass(slots=True)
@@ -53,7 +53,8 @@ def readable_records(ingested: Ingested) -> list[Record]:
 
 
 class Misrouted(Exception):
-    """A line was routed by the key read off its bytes, and its parse found another key."""
+    """A line was routed by the key read off its bytes, and its parse found another key; or
+    a reply line names no session, so the request it answers may be another worker's."""
 
 
 # What a line without a key counts for when sessions are shared out: inferring its session
@@ -129,6 +130,8 @@ class Share:
             if item.session_key is None:
                 return self.infer_everywhere or self.index == 0
             return self._owner(item.session_key) == self.index
+        if isinstance(item, ReplyLine) and item.session_key is not None:
+            return self._owner(item.session_key) == self.index
         return isinstance(item, BatchOutput) or self.index == 0
 
     def checks(self, session: tuple[str, bool]) -> bool:
@@ -189,19 +192,34 @@ def _readers() -> dict[str, Callable[[Source, str | None], Iterable[Item]]]:
     return {"cassette": read_cassette, "snapshot": read_snapshot, "json": read_json_document}
 
 
+REPLY_WINDOW = 64  # requests a reply line may come after its request line by
+
+
 def sort_items(items: Iterable[Item], into: Ingested, report_unmatched: bool = True) -> Iterator[Record]:
-    """The records, as they come; problems and skips go into `into`. An OpenAI Batch input
-    line waits for the end, when the output lines have been joined to it on custom_id.
-    (Of workers that all read the batch lines, one reports the outputs left unmatched.)"""
+    """The records, in input order; problems and skips go into `into`. A record is held
+    until REPLY_WINDOW records have come after it, for a reply line to join it. An OpenAI
+    Batch input line waits for the end, when the output lines have been joined to it on
+    custom_id. (Of workers that all read the batch lines, one reports the outputs left
+    unmatched.)"""
     waiting: dict[str, Record] = {}
     outputs: list[BatchOutput] = []
+    held: deque[Record] = deque()
     for item in items:
         if isinstance(item, Record):
             into.record_count += 1
             if item.custom_id is None:
-                yield item
+                held.append(item)
+                if len(held) > REPLY_WINDOW:
+                    yield held.popleft()
             else:
                 waiting[item.custom_id] = item
+        elif isinstance(item, ReplyLine):
+            answered = _answered(held, item)
+            if answered is None:
+                into.skipped.append(Skipped(item.file, item.line, f"reply line that answers no request logged without a reply "
+                                                                  f"in the {REPLY_WINDOW} requests before it"))
+            else:
+                answered.response = item.response
         elif isinstance(item, BatchOutput):
             outputs.append(item)
         elif isinstance(item, InputProblem):
@@ -214,7 +232,22 @@ def sort_items(items: Iterable[Item], into: Ingested, report_unmatched: bool = T
             into.skipped.append(Skipped(output.file, output.line, "batch output line whose input line was not given"))
         elif record is not None:
             record.response = output.response
+    yield from held
     yield from waiting.values()
+
+
+def _answered(held: deque[Record], reply: ReplyLine) -> Record | None:
+    """The request a reply line answers: the latest held one that carries one of its
+    request ids, else its session's latest, provided that one awaits a reply."""
+    if reply.links:
+        for record in reversed(held):
+            if any(link in reply.links for link in record.extra.get("links", ())) and awaits_reply(record):
+                return record
+    if reply.session_key is not None:
+        latest = next((record for record in reversed(held) if record.session_key == reply.session_key), None)
+        if latest is not None and awaits_reply(latest):
+            return latest
+    return None
 
 
 def collect(items: Iterable[Item], into: Ingested) -> None:
@@ -264,6 +297,8 @@ def stream_inputs(paths: list[str], result: Ingested, session_key: str | None = 
             if isinstance(item, Record):  # one record per JSONL line at most; other readers count items
                 item.seq = (position << 40) | (item.line if source.format == "jsonl" else ordinal)
             if share is None or source.format == "jsonl" or share.keeps(item):  # JSONL lines are shared out unread
+                if share is not None and isinstance(item, ReplyLine) and item.session_key is None:
+                    raise Misrouted(NO_KEY)  # the request it answers may be another worker's: the run goes on in one process
                 yield item
 
 

@@ -35,6 +35,29 @@ class BatchOutput:
     response: Response
 
 
+@dataclass(slots=True, frozen=True)
+class ReplyLine:
+    """A reply logged on a line of its own (a logger that writes the request before sending
+    it and the reply when it comes), joined to the request line it answers: the one that
+    carries the same request id, else its session's latest request."""
+
+    file: str
+    line: int
+    links: tuple[tuple[str, str], ...]
+    session_key: str | None
+    response: Response
+
+
+# Names under which a logger ties a request line and its reply line together.
+REQUEST_ID_KEYS = ("request_id", "call_id", "span_id", "correlation_id", "id")
+
+
+def request_links(obj: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The request ids a log line carries at its top level."""
+    return tuple((name, str(obj[name])) for name in REQUEST_ID_KEYS
+                 if isinstance(obj.get(name), (str, int)) and not isinstance(obj[name], bool) and obj[name] != "")
+
+
 def dotted(obj: Any, path: str) -> Any:
     for part in path.split("."):
         if not isinstance(obj, dict):
@@ -353,7 +376,7 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         return BatchOutput(file, line, obj["custom_id"], parsed or Response())
     if "messages" in obj or openai_responses.is_responses_body(obj) or gemini.is_gemini_body(obj):
         if obj.get("response") is None:
-            return _record(obj, file, line, "bare", "", reused, session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj))
+            return _linked(_record(obj, file, line, "bare", "", reused, session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj)), obj)
         # a request body with its reply beside the messages, as proxies log them (LiteLLM)
         body = {name: value for name, value in obj.items() if name != "response"}
         return _record(body, file, line, "bare", "", reused, response=parse_response(obj["response"], _status(obj)),
@@ -361,7 +384,27 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
     request_name = _member(obj, _is_request_body)
     if request_name is not None:  # an envelope under other names: {"request_body": ..., "response_body": ...}
         return _envelope(obj, request_name, _member(obj, _is_response_body, request_name), file, line, session_key_path, reused)
-    return InputProblem(file, line, f"not a known record shape: {closest_shape_hint(obj)}")
+    reply = _reply_alone(obj, file, line, session_key_path)
+    return reply if reply is not None else InputProblem(file, line, f"not a known record shape: {closest_shape_hint(obj)}")
+
+
+def _reply_alone(obj: dict[str, Any], file: str, line: int, session_key_path: str | None) -> ReplyLine | InputProblem | None:
+    """A line that logs a reply and no request: a ReplyLine when it names its request or
+    session, a problem when it names neither; None when it holds no reply either."""
+    name = "response" if "response" in obj else _member(obj, _is_response_body)
+    if name is None:
+        return None
+    response, status = obj[name], _status(obj)
+    if _is_http_exchange(response):
+        response, status = response["body"], _status(response) or status
+    parsed = parse_response(http_body(response, "")[0], status)
+    if parsed is None:
+        return None
+    links, session_key = request_links(obj), _session_key(obj, session_key_path)
+    if not links and session_key is None:
+        return InputProblem(file, line, f"a reply logged without its request, and nothing on the line names the request it answers "
+                                        f"({', '.join(REQUEST_ID_KEYS)}) or its session")
+    return ReplyLine(file, line, links, session_key, parsed)
 
 
 def _envelope(obj: dict[str, Any], request_name: str, response_name: str | None, file: str, line: int,
@@ -372,11 +415,25 @@ def _envelope(obj: dict[str, Any], request_name: str, response_name: str | None,
     response, status = obj.get(response_name) if response_name else None, _status(obj)
     if _is_http_exchange(response):
         response, status = response["body"], _status(response) or status
-    return _record(
+    record = _record(
         request, file, line, "envelope", pointer, reused,
         response=parse_response(response, status),
         session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj),
     )
+    return _linked(record, obj)
+
+
+def _linked(record: Record | InputProblem | Skipped, line: dict[str, Any]) -> Record | InputProblem | Skipped:
+    """A request logged without its reply, with the ids a reply line may name it by."""
+    links = request_links(line)
+    if links and isinstance(record, Record) and awaits_reply(record):
+        record.extra["links"] = links
+    return record
+
+
+def awaits_reply(record: Record) -> bool:
+    """The line logged no reply (at most a status) for the request."""
+    return record.response is None or (record.response.message is None and not record.response.failed and record.response.id is None)
 
 
 def _member(obj: dict[str, Any], holds: Any, besides: str | None = None) -> str | None:
