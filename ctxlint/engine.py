@@ -86,6 +86,9 @@ def thinking_enabled(request: dict[str, Any], profile: Profile) -> bool | None:
         return None  # the model decides per request whether to think
     if isinstance(request.get("enable_thinking"), bool):
         return request["enable_thinking"]
+    think = request.get("think")  # Ollama: true/false, or an effort for the models that take one
+    if isinstance(think, bool) or think in ("low", "medium", "high"):
+        return bool(think)
     template = request.get("chat_template_kwargs")  # vLLM and SGLang hosts: the chat template's switch
     if isinstance(template, dict):
         switch = template.get("enable_thinking", template.get("thinking"))

@@ -128,3 +128,17 @@ def test_a_context_window_no_model_has_is_a_usage_error(tmp_path):
     (tmp_path / "ctxlint.toml").write_text(f'[models."gpt-4o"]\ncontext-window = {10**23}\n', encoding="utf-8")
     result = run_cli("check", str(log), "--config", str(tmp_path / "ctxlint.toml"))
     assert result.exit_code == 2 and "greater than the maximum" in result.output
+
+
+def test_broken_ollama_calls_are_located_problems(tmp_path):
+    """Found by fuzzing the Ollama reader, each a crash before: a `tool_calls` that is not a
+    list, a call that is not an object, in the request or in its reply."""
+    def line(calls, reply_calls):
+        return orjson.dumps({"session_id": "o", "request": {"model": "qwen3:8b", "options": {}, "messages": [
+            {"role": "user", "content": "hi"}, {"role": "assistant", "content": "", "tool_calls": calls}]},
+            "response": {"message": {"role": "assistant", "content": "", "tool_calls": reply_calls}, "done": True}})
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(line(True, ["x"]) + b"\n" + line(["x"], 7) + b"\n")
+    result = run_cli("check", str(log), "--format", "json")
+    assert result.exit_code == 1, result.output
+    assert code_lines(orjson.loads(result.stdout)) == [("CTX900", 1), ("CTX900", 2)]

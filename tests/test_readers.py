@@ -408,3 +408,61 @@ def test_a_joined_reply_is_what_the_next_request_must_carry(tmp_path):
     log.write_text("\n".join(lines) + "\n", encoding="utf-8")
     found = code_lines(json_report(str(log)))
     assert ("CTX016", 5) in found and ("CTX001", 5) in found and ("CTX016", 10) in found
+
+
+OLLAMA = READERS / "ollama_api_chat.jsonl"
+
+
+def test_ollama_native_chat_bodies_are_read_in_chat_completions_terms():
+    """Ollama's /api/chat: calls without ids and with object arguments, tool results that
+    name only their function, `thinking` for reasoning, replies plain or streamed one object
+    per line. The legal tool loop is clean (no CTX010, CTX027); a dropped tool-call turn and a
+    result that answers nothing are reported as for any provider."""
+    report = json_report(str(OLLAMA))
+    assert sorted(code_lines(report)) == [("CTX001", 5), ("CTX001", 6), ("CTX016", 5)]
+
+
+def test_ollama_thinking_is_the_turns_reasoning(tmp_path):
+    """On a model whose reasoning must come back (GLM-4.6 served by Ollama), thinking sent
+    back changed is CTX015, named and pointed at as Ollama names it."""
+    text = OLLAMA.read_text(encoding="utf-8").replace("qwen3:8b", "glm-4.6:cloud").splitlines()
+    text[1] = text[1].replace("Two cities, two calls.", "Two cities.")
+    log = tmp_path / "log.jsonl"
+    log.write_text("\n".join(text) + "\n", encoding="utf-8")
+    first = json_report(str(log))["findings"][0]
+    assert (first["code"], first["line"], first["pointer"]) == ("CTX015", 2, "/messages/1/thinking")
+    assert "sends back thinking changed" in first["message"]
+
+
+def test_an_ollama_cassette_is_read_by_its_endpoint(tmp_path):
+    """A cassette of /api/chat is read, even a plain chat with nothing only Ollama writes."""
+    def interaction(messages, reply):
+        return {"request": {"method": "POST", "uri": "http://localhost:11434/api/chat",
+                            "body": orjson.dumps({"model": "llama3.2", "messages": messages, "stream": False}).decode()},
+                "response": {"status": {"code": 200, "message": "OK"},
+                             "body": {"string": orjson.dumps({"model": "llama3.2", "message": reply, "done": True, "done_reason": "stop"}).decode()}}}
+    hello = {"role": "user", "content": "Hello"}
+    hi = {"role": "assistant", "content": "Hi! How can I help?"}
+    cassette = tmp_path / "ollama.yaml"
+    cassette.write_text(yaml.safe_dump({"interactions": [
+        interaction([hello], hi),
+        interaction([hello, {"role": "user", "content": "Tell me a joke."}], {"role": "assistant", "content": "..."})]}), encoding="utf-8")
+    report = json_report(str(cassette))
+    assert report["summary"]["records"] == 2 and report["summary"]["skipped"] == {}
+    assert sorted(f["code"] for f in report["findings"]) == ["CTX003", "CTX016"]
+
+
+def test_ollama_think_false_turns_the_thinking_off(tmp_path):
+    """`think` is Ollama's thinking switch: the GLM tool loop with its thinking left out is
+    CTX004 while thinking, and legal with `think: false`."""
+    records = [orjson.loads(line) for line in OLLAMA.read_text(encoding="utf-8").replace("qwen3:8b", "glm-4.6:cloud").splitlines()[:3]]
+    for record in records:
+        for message in record["request"]["messages"]:
+            message.pop("thinking", None)
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b"\n".join(orjson.dumps(record) for record in records) + b"\n")
+    assert code_lines(json_report(str(log))) == [("CTX004", 2)]
+    for record in records:
+        record["request"]["think"] = False
+    log.write_bytes(b"\n".join(orjson.dumps(record) for record in records) + b"\n")
+    assert code_lines(json_report(str(log))) == []

@@ -15,8 +15,8 @@ from ctxlint.ingest.jsonl import read_whole
 from ctxlint.ingest.record import InputProblem, Record, Skipped, nested_too_deep
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import schema_problem
-from ctxlint.ingest import anthropic, eventstream, gemini, openai_responses
-from ctxlint.ingest.shapes import closest_shape_hint, history_held_by_provider, http_status, is_anthropic_body, named_by_url, translated_record
+from ctxlint.ingest import anthropic, eventstream, gemini, ollama, openai_responses
+from ctxlint.ingest.shapes import closest_shape_hint, history_held_by_provider, http_status, is_anthropic_body, named_by_url, ollama_body, translated_record
 from ctxlint.ingest.sources import Source
 
 # Endpoints that are not chat-completions, and the reason a skip names.
@@ -27,6 +27,7 @@ OTHER_ENDPOINTS = (
     ("/responses", openai_responses.NAME),
     (":generatecontent", gemini.NAME),
     (":streamgeneratecontent", gemini.NAME),
+    ("/api/chat", ollama.NAME),
     ("/embeddings", "embeddings"),
     ("/completions", "legacy completions"),
 )
@@ -170,7 +171,7 @@ def read_cassette(source: Source, session_key: str | None = None) -> Iterator[Re
         body = _as_json_data(request["parsed_body"]) if "parsed_body" in request else _decode_body(request.get("body"), request.get("headers"))
         url = request.get("uri") or request.get("url") or ""
         kind = _endpoint_kind(url if isinstance(url, str) else "", body)
-        if kind not in (None, anthropic.NAME, openai_responses.NAME, gemini.NAME):
+        if kind not in (None, anthropic.NAME, openai_responses.NAME, gemini.NAME, ollama.NAME):
             yield Skipped(path, line, f"not chat-completions: {kind}")
             continue
         api = kind or "chat-completions"
@@ -199,8 +200,11 @@ def read_cassette(source: Source, session_key: str | None = None) -> Iterator[Re
         if kind == anthropic.NAME or is_anthropic_body(body):
             yield translated_record(anthropic, body, path, line, "cassette", "", response=parsed, scope=path)
             continue
+        fields = {"response": parsed}
+        if kind == ollama.NAME or ollama.is_ollama_body(body):
+            body = ollama_body(body, fields)
         problem = schema_problem(body, path, line)
         if problem is not None:
             yield problem
             continue
-        yield Record(file=path, line=line, shape="cassette", request=body, response=parsed, scope=path)
+        yield Record(file=path, line=line, shape="cassette", request=body, scope=path, **fields)

@@ -18,12 +18,12 @@ response left without a call keeps an id no call has, which CTX001 reports.
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from dataclasses import replace
 from typing import Any, Iterable
 
 import orjson
 
-from ctxlint.chat import short_hash, str_or_none, text_of
+from ctxlint.chat import str_or_none, text_of
+from ctxlint.ingest.call_ids import unnamed_call_id
 from ctxlint.ingest.record import Response
 from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn
 
@@ -112,43 +112,12 @@ def model_message(parts: list[Any], pointer: str = "", seen: dict[str, int] | No
             arguments = orjson.dumps(call.get("args", {}), option=orjson.OPT_SORT_KEYS).decode()
             call_id = call.get("id")
             if not isinstance(call_id, str) or not call_id:
-                call_id = _unnamed_call_id(name, arguments, seen)
+                call_id = unnamed_call_id(name, arguments, seen)
             tool_calls.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}})
             call_pointers.append(f"{pointer}/parts/{position}/{_key(part, 'functionCall')}")
         elif isinstance(part.get("text"), str) and not part.get("thought"):
             texts.append(part["text"])
     return assistant_turn(texts, signatures, tool_calls), tuple(call_pointers)
-
-
-def _unnamed_call_id(name: Any, arguments: str, seen: dict[str, int]) -> str:
-    base = f"{name}:{short_hash(arguments)[:8]}"
-    count = seen.get(base, 0)
-    seen[base] = count + 1
-    return base if not count else f"{base}#{count}"
-
-
-def numbered_reply(messages: list[dict[str, Any]], response: Response | None) -> Response | None:
-    """The reply with its unnamed calls numbered after the request's own, as the next
-    request, carrying the reply as one more model content, will number them."""
-    calls = (response.message or {}).get("tool_calls") if response is not None else None
-    if not calls:
-        return response
-    seen: dict[str, int] = {}
-    for message in messages:
-        for call in message.get("tool_calls", ()) if message.get("role") == "assistant" else ():
-            _number(call, seen)
-    renamed = [dict(call) for call in calls]
-    for call in renamed:
-        _number(call, seen)
-    return replace(response, message={**response.message, "tool_calls": renamed})
-
-
-def _number(call: dict[str, Any], seen: dict[str, int]) -> None:
-    """Give an unnamed call (its id made from its name and arguments) its number in `seen`."""
-    function = call.get("function") or {}
-    base = f"{function.get('name')}:{short_hash(function.get('arguments'))[:8]}"
-    if str(call.get("id")).split("#", 1)[0] == base:
-        call["id"] = _unnamed_call_id(function.get("name"), function.get("arguments"), seen)
 
 
 def _user_messages(parts: list[Any], index: int, pointer: str, calls: dict[str, deque[str]]) -> Iterable[tuple[dict[str, Any], Origin]]:

@@ -7,7 +7,7 @@ from typing import Any, Iterable
 import orjson
 
 from ctxlint.chat import REASONING_FIELDS, str_or_none, text_of
-from ctxlint.ingest import anthropic, gemini, openai_responses
+from ctxlint.ingest import anthropic, gemini, ollama, openai_responses
 from ctxlint.ingest.record import Response
 
 
@@ -40,6 +40,8 @@ def parse_response(body: Any, status: int | None = None) -> Response | None:
         return openai_responses.parse_response_object(body, status)
     if gemini.is_response_body(body):
         return gemini.parse_response_object(body, status)
+    if ollama.is_reply(body):
+        return ollama.parse_reply(body, status)
     if body.get("object") == "chat.completion.chunk":
         return assemble_chunks([body], status)
     choices = body.get("choices")
@@ -91,6 +93,8 @@ def assemble_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> 
         return openai_responses.assemble_events(chunks, status)
     if gemini.is_event_stream(chunks):
         return gemini.assemble_events(chunks, status)
+    if ollama.is_event_stream(chunks):
+        return ollama.assemble_events(chunks, status)
     parts: dict[str, list[str]] = {"content": [], **{name: [] for name in REASONING_FIELDS[:2]}}
     details: list[Any] = []
     calls: dict[int, dict[str, Any]] = {}

@@ -12,7 +12,8 @@ from urllib.parse import unquote
 import orjson
 
 from ctxlint.chat import json_type
-from ctxlint.ingest import anthropic, gemini, openai_responses
+from ctxlint.ingest import anthropic, gemini, ollama, openai_responses
+from ctxlint.ingest.call_ids import numbered_reply
 from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, too_deep
 from ctxlint.ingest.responses import parse_response
@@ -284,6 +285,8 @@ def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, reus
         return translated_record(openai_responses, body, file, line, shape, pointer_base, **fields)
     if gemini.is_gemini_body(body):
         return translated_record(gemini, body, file, line, shape, pointer_base, **fields)
+    if ollama.is_ollama_body(body):
+        body, reused = ollama_body(body, fields), 0
     if isinstance(body.get("messages"), list):
         INTERNER.intern(body["messages"], reused)
     problem = schema_problem(body, file, line, pointer_base, reused)
@@ -292,6 +295,15 @@ def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, reus
     if isinstance(body.get("extra_body"), dict):
         body, fields["source_map"] = sent_body(body)
     return Record(file=file, line=line, shape=shape, request=body, **fields)
+
+
+def ollama_body(body: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+    """The chat-completions body of an Ollama /api/chat body; into `fields`, its source
+    map and its reply with the unnamed calls numbered after the request's."""
+    chat, fields["source_map"] = ollama.to_chat(body)
+    if fields.get("response") is not None:
+        fields["response"] = numbered_reply(chat["messages"], fields["response"])
+    return chat
 
 
 def sent_body(arguments: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
@@ -343,7 +355,7 @@ def translated_record(api: Any, body: dict[str, Any], file: str, line: int, shap
         return InputProblem(file, line, f"{api.NAME} body: {problem}", pointer_base + problem.pointer)
     INTERNER.intern(request["messages"])
     if api is gemini:  # its reply's unnamed calls are numbered after the request's
-        fields["response"] = gemini.numbered_reply(request["messages"], fields.get("response"))
+        fields["response"] = numbered_reply(request["messages"], fields.get("response"))
     return Record(file=file, line=line, shape=shape, request=request, source_map=source_map, **fields)
 
 

@@ -1,0 +1,53 @@
+"""Ids for tool calls an API gives none (Gemini's functionCall parts, Ollama's tool calls).
+
+A call is named by its function and arguments (`name:hash`), and the k-th same call in a
+conversation `name:hash#k`, counted across the request; a reply's calls are counted after
+the request's, as the next request, carrying the reply, will count them. So the same call
+gets the same id in every request that carries it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ctxlint.chat import short_hash
+from ctxlint.ingest.record import Response
+
+
+def unnamed_call_id(name: Any, arguments: str, seen: dict[str, int]) -> str:
+    """The id of a call without one; `seen` counts the calls met so far, per name:hash."""
+    base = f"{name}:{short_hash(arguments)[:8]}"
+    count = seen.get(base, 0)
+    seen[base] = count + 1
+    return base if not count else f"{base}#{count}"
+
+
+def numbered_reply(messages: list[dict[str, Any]], response: Response | None) -> Response | None:
+    """The reply with its unnamed calls numbered after the request's own, as the next
+    request, carrying the reply as one more turn, will number them."""
+    calls = (response.message or {}).get("tool_calls") if response is not None else None
+    if not calls or not isinstance(calls, list):
+        return response
+    seen: dict[str, int] = {}
+    for message in messages:
+        for call in _calls(message) if isinstance(message, dict) and message.get("role") == "assistant" else ():
+            _number(call, seen)
+    renamed = [dict(call) for call in _calls(response.message)]
+    for call in renamed:
+        _number(call, seen)
+    return replace(response, message={**response.message, "tool_calls": renamed})
+
+
+def _calls(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """A message's tool calls that are objects (the schema check reports the others)."""
+    calls = message.get("tool_calls")
+    return [call for call in calls if isinstance(call, dict)] if isinstance(calls, list) else []
+
+
+def _number(call: dict[str, Any], seen: dict[str, int]) -> None:
+    """Give an unnamed call (its id made from its name and arguments) its number in `seen`."""
+    function = call.get("function") or {}
+    base = f"{function.get('name')}:{short_hash(function.get('arguments'))[:8]}"
+    if str(call.get("id")).split("#", 1)[0] == base:
+        call["id"] = unnamed_call_id(function.get("name"), function.get("arguments"), seen)
