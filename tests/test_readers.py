@@ -466,3 +466,15 @@ def test_ollama_think_false_turns_the_thinking_off(tmp_path):
         record["request"]["think"] = False
     log.write_bytes(b"\n".join(orjson.dumps(record) for record in records) + b"\n")
     assert code_lines(json_report(str(log))) == []
+
+
+def test_litellm_logging_payload_settings_and_failures_are_read():
+    """LiteLLM's StandardLoggingPayload keeps the request's settings in `model_parameters`
+    and logs a failed call as `status: failure` with `error_str`. Its tools and thinking
+    switch are the request's (CTX013 on line 2, GLM-4.6 legal with thinking off on line 3,
+    CTX005 pointing into model_parameters on line 4), the failure is the reply (CTX006 on
+    line 5), and Anthropic-form tools of a Claude deployment are left out (line 6 clean)."""
+    report = json_report(str(READERS / "litellm_logging_payload.jsonl"))
+    assert [(f["code"], f["line"], f.get("pointer")) for f in report["findings"]] == [
+        ("CTX013", 2, "/messages/1/tool_calls/0/function/arguments"), ("CTX005", 4, "/model_parameters/thinking/type"), ("CTX006", 5, None)]
+    assert report["summary"]["records"] == 6

@@ -11,7 +11,7 @@ from urllib.parse import unquote
 
 import orjson
 
-from ctxlint.chat import json_type
+from ctxlint.chat import json_type, str_or_none
 from ctxlint.ingest import anthropic, gemini, ollama, openai_responses
 from ctxlint.ingest.call_ids import numbered_reply
 from ctxlint.ingest.intern import INTERNER
@@ -292,7 +292,7 @@ def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, reus
     problem = schema_problem(body, file, line, pointer_base, reused)
     if problem is not None:
         return problem
-    if isinstance(body.get("extra_body"), dict):
+    if any(isinstance(body.get(member), dict) for member in SETTINGS_APART):
         body, fields["source_map"] = sent_body(body)
     return Record(file=file, line=line, shape=shape, request=body, **fields)
 
@@ -306,14 +306,34 @@ def ollama_body(body: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
     return chat
 
 
+# Where a logged body keeps settings apart from the rest, merged in this order: LiteLLM's
+# logging payload (`model_parameters`: tools, thinking, reasoning_effort…), the OpenAI SDK's
+# call arguments (`extra_body`: how apps pass GLM's `thinking`, Qwen's `enable_thinking`).
+SETTINGS_APART = ("model_parameters", "extra_body")
+
+
 def sent_body(arguments: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
-    """The body the OpenAI SDK sends for call arguments logged with `extra_body` (how apps
-    pass GLM's `thinking`, Qwen's `enable_thinking`): its keys merged in, winning over the
-    arguments' own, and the map that points findings about them back into it."""
-    extra = arguments["extra_body"]
-    body = {name: value for name, value in arguments.items() if name != "extra_body"}
-    body.update(extra)
-    return body, SourceMap((), settings={pointer: "/extra_body" + pointer for pointer in _pointers(extra)}, reasoning=None)
+    """The body that was sent: the keys kept apart merged in, winning over the body's own,
+    and the map that points findings about them back to where they were logged. LiteLLM
+    logs the provider's own parameters: tools not in chat-completions form (an Anthropic
+    deployment's) are not the messages' terms, and are left out."""
+    body = {name: value for name, value in arguments.items() if name not in SETTINGS_APART}
+    settings: dict[str, str] = {}
+    for member in SETTINGS_APART:
+        kept = arguments.get(member)
+        if not isinstance(kept, dict):
+            continue
+        if member == "model_parameters" and not _chat_tools(kept.get("tools")):
+            kept = {name: value for name, value in kept.items() if name != "tools"}
+        body.update(kept)
+        settings.update({pointer: f"/{member}{pointer}" for pointer in _pointers(kept)})
+    return body, SourceMap((), settings=settings, reasoning=None)
+
+
+def _chat_tools(tools: Any) -> bool:
+    return isinstance(tools, list) and all(
+        isinstance(tool, dict) and (tool.get("type") != "function" or isinstance(tool.get("function"), dict))
+        and isinstance(tool.get("type"), str) for tool in tools)
 
 
 def _pointers(value: dict[str, Any], prefix: str = "", depth: int = 3) -> list[str]:
@@ -387,6 +407,11 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
             parsed = Response(error=obj.get("error") if isinstance(obj.get("error"), dict) else {"message": str(obj.get("error"))})
         return BatchOutput(file, line, obj["custom_id"], parsed or Response())
     if "messages" in obj or openai_responses.is_responses_body(obj) or gemini.is_gemini_body(obj):
+        failed = _logged_failure(obj)
+        if failed is not None:  # LiteLLM's payload of a failed call: its error beside the request
+            body = {name: value for name, value in obj.items() if name not in ("response", "error_str", "error_information")}
+            return _record(body, file, line, "bare", "", reused, response=failed,
+                           session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj))
         if obj.get("response") is None:
             return _linked(_record(obj, file, line, "bare", "", reused, session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj)), obj)
         # a request body with its reply beside the messages, as proxies log them (LiteLLM)
@@ -398,6 +423,17 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         return _envelope(obj, request_name, _member(obj, _is_response_body, request_name), file, line, session_key_path, reused)
     reply = _reply_alone(obj, file, line, session_key_path)
     return reply if reply is not None else InputProblem(file, line, f"not a known record shape: {closest_shape_hint(obj)}")
+
+
+def _logged_failure(obj: dict[str, Any]) -> Response | None:
+    """The error of a call LiteLLM logged as failed (`status: failure`, `error_str`)."""
+    if obj.get("status") != "failure" or not isinstance(obj.get("error_str"), str):
+        return None
+    information = obj.get("error_information") if isinstance(obj.get("error_information"), dict) else {}
+    code = information.get("error_code")
+    return Response(error={"message": obj["error_str"], "type": str_or_none(information.get("error_class")),
+                           "code": str(code) if code not in (None, "") else None},
+                    status=http_status(int(code)) if isinstance(code, str) and code.isdigit() else http_status(code))
 
 
 def _reply_alone(obj: dict[str, Any], file: str, line: int, session_key_path: str | None) -> ReplyLine | InputProblem | None:
