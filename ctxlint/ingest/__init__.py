@@ -196,11 +196,11 @@ REPLY_WINDOW = 64  # requests a reply line may come after its request line by
 
 
 def sort_items(items: Iterable[Item], into: Ingested, report_unmatched: bool = True) -> Iterator[Record]:
-    """The records, in input order; problems and skips go into `into`. A record is held
-    until REPLY_WINDOW records have come after it, for a reply line to join it. An OpenAI
-    Batch input line waits for the end, when the output lines have been joined to it on
-    custom_id. (Of workers that all read the batch lines, one reports the outputs left
-    unmatched.)"""
+    """The records, in input order; problems and skips go into `into`. A record that
+    logged no reply is held (and the records after it) until a reply line joins it or
+    REPLY_WINDOW records have come after it. An OpenAI Batch input line waits for the
+    end, when the output lines have been joined to it on custom_id. (Of workers that all
+    read the batch lines, one reports the outputs left unmatched.)"""
     waiting: dict[str, Record] = {}
     outputs: list[BatchOutput] = []
     held: deque[Record] = deque()
@@ -211,6 +211,7 @@ def sort_items(items: Iterable[Item], into: Ingested, report_unmatched: bool = T
                 held.append(item)
                 if len(held) > REPLY_WINDOW:
                     yield held.popleft()
+                yield from _unjoinable_head(held)
             else:
                 waiting[item.custom_id] = item
         elif isinstance(item, ReplyLine):
@@ -220,6 +221,7 @@ def sort_items(items: Iterable[Item], into: Ingested, report_unmatched: bool = T
                                                                   f"in the {REPLY_WINDOW} requests before it"))
             else:
                 answered.response = item.response
+                yield from _unjoinable_head(held)
         elif isinstance(item, BatchOutput):
             outputs.append(item)
         elif isinstance(item, InputProblem):
@@ -234,6 +236,13 @@ def sort_items(items: Iterable[Item], into: Ingested, report_unmatched: bool = T
             record.response = output.response
     yield from held
     yield from waiting.values()
+
+
+def _unjoinable_head(held: deque[Record]) -> Iterator[Record]:
+    """The held records up to the first one a reply line may still join: one that logged
+    no reply and that a reply can name (by a request id or its session)."""
+    while held and not (awaits_reply(held[0]) and (held[0].session_key is not None or "links" in held[0].extra)):
+        yield held.popleft()
 
 
 def _answered(held: deque[Record], reply: ReplyLine) -> Record | None:
