@@ -13,7 +13,9 @@ class ConsecutiveUserMessages(Rule):
     participants of a group chat, told apart by different `name` fields (the field
     chat-completions defines for that), are not flagged, and neither is a summary that a
     request puts in place of the history it cut, sent as a user message next to one
-    (LangChain's SummarizationMiddleware sends its summary so, before the messages it kept).
+    (LangChain's SummarizationMiddleware sends its summary so, before the messages it kept),
+    nor an attachment sent as a user message of its own (only images, audio or files, no
+    text) next to the message that says what to do with it: that is one user turn.
 
     ## Why is this bad?
     Chat models are trained on alternating turns. Two user messages in a row mean the
@@ -54,9 +56,17 @@ class ConsecutiveUserMessages(Rule):
                     and not different_participants(messages[index - 1], messages[index]) \
                     and identities[index] not in summaries and identities[index - 1] not in summaries:
                 first, second = (text_of(messages[i].get("content")) for i in (index - 1, index))
+                if _attachment_only(messages[index - 1], first) or _attachment_only(messages[index], second):
+                    continue
                 yield Violation(
                     f"messages {ctx.label(index - 1)} and {ctx.label(index)} are both user messages",
                     key=(short_hash(first), short_hash(second)),
                     message_index=index, pointer=f"/messages/{index}",
                     evidence={"previous": excerpt(first, 60), "this": excerpt(second, 60)},
                 )
+
+
+def _attachment_only(message: dict, text: str) -> bool:
+    """A user message of content parts none of which is text (an image, audio, a file)."""
+    content = message.get("content")
+    return isinstance(content, list) and bool(content) and not text.strip()
