@@ -26,7 +26,6 @@ from ctxlint.ingest.record import Response
 from ctxlint.ingest.source_map import Origin, SourceMap
 
 NAME = "Ollama /api/chat"
-SETTINGS = ("options", "keep_alive", "think")  # members only Ollama's body has
 STOPS = {"stop": "stop", "length": "length"}
 CALL_PARTS = {"/function/arguments": "/function/arguments", "/function/name": "/function/name"}
 
@@ -38,17 +37,19 @@ def is_ollama_body(body: dict[str, Any]) -> bool:
     messages = body.get("messages")
     if not isinstance(messages, list):
         return False
-    if any(name in body for name in SETTINGS):
+    if "options" in body or "keep_alive" in body or "think" in body:
         return True
-    return any(isinstance(message, dict) and (_ollama_calls(message) or "tool_name" in message) for message in messages)
-
-
-def _ollama_calls(message: dict[str, Any]) -> bool:
-    calls = message.get("tool_calls")
-    return isinstance(calls, list) and any(
-        isinstance(call, dict) and "id" not in call and "type" not in call
-        and isinstance(call.get("function"), dict) and isinstance(call["function"].get("arguments"), dict)
-        for call in calls)
+    for message in messages:  # every request of every log passes here: a plain loop, no calls
+        if type(message) is dict:
+            if "tool_name" in message:
+                return True
+            calls = message.get("tool_calls")
+            if calls and type(calls) is list:
+                call = calls[0]  # Ollama gives no call an id: the first tells
+                if type(call) is dict and "id" not in call and "type" not in call and type(call.get("function")) is dict \
+                        and type(call["function"].get("arguments")) is dict:
+                    return True
+    return False
 
 
 def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
