@@ -87,6 +87,24 @@ def test_session_keys_group_across_files_in_input_order():
     assert sessions[0].id == "k"
 
 
+def test_camel_case_session_keys_group_sessions(tmp_path):
+    """`sessionId` (and the other keys in camelCase, as JavaScript loggers write them) names
+    the session: two conversations asking alike stay apart, in one process and with --jobs."""
+    def line(key, messages, reply=None):
+        record = {"sessionId": key, "request": {"model": "gpt-4o", "messages": messages}}
+        if reply:
+            record["response"] = {"id": f"{key}{len(messages)}", "choices": [{"message": A(reply), "finish_reason": "stop"}]}
+        return orjson.dumps(record) + b"\n"
+
+    ask, day = U("Book a flight to Rome."), U("Friday.")
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(line("s1", [ask], "Which day?") + line("s2", [ask], "Which day?")
+                    + line("s1", [ask, day]) + line("s2", [ask, A("Which day?"), day]))
+    assert code_lines(json_report(str(log))) == [("CTX003", 3), ("CTX016", 3)]
+    assert code_lines(json_report(str(log), "--jobs", "2")) == [("CTX003", 3), ("CTX016", 3)]
+    assert sorted(s["id"] for s in json_report(str(log))["sessions"]) == ["s1", "s2"]
+
+
 def test_a_key_reused_in_a_later_file_for_a_new_conversation_is_a_new_session(tmp_path):
     """Test runs that name their sessions alike: the second file's conversation starts over
     (same opening prompt, none of the first run's newest message or reply), so it is k#2 and

@@ -20,7 +20,9 @@ from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import schema_problem
 from ctxlint.ingest.source_map import BodyProblem, SourceMap
 
-SESSION_KEYS = ("session_id", "conversation_id", "thread_id", "trace_id", "metadata.session_id")
+# first found wins; then the same names in camelCase, as JavaScript loggers and trace exports write them
+SESSION_KEYS = ("session_id", "conversation_id", "thread_id", "trace_id", "metadata.session_id",
+                "sessionId", "conversationId", "threadId", "traceId")
 TIMESTAMP_KEYS = ("ts", "timestamp", "created_at", "time")
 # what a logger writes beside a bare request body, not anything the request sets
 LOG_FIELDS = frozenset(TIMESTAMP_KEYS + tuple(key for key in SESSION_KEYS if "." not in key))
