@@ -127,15 +127,18 @@ def test_recorded_interleaved_reasoning_tool_chain_is_one_clean_session():
     assert report["summary"]["skipped"] == {}
 
 
-def test_chat_messages_under_input_are_not_read_as_items(tmp_path):
-    """A trace export's copy of chat-completions messages: read as Responses items, its tool
-    turns would be lost and its tool messages would lack their ids."""
-    log = _write(tmp_path, [{"model": "gpt-4o", "input": [
-        USER, {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": "12C"}]}])
-    report = json_report(log)
-    assert [(f["code"], f["line"]) for f in report["findings"]] == [("CTX900", 1)]
-    assert "its `input` holds chat-completions messages" in report["findings"][0]["message"]
+def test_chat_messages_under_input_are_read_as_chat_messages(tmp_path):
+    """A trace export's record of a call (chat-completions messages as `input`, the reply as
+    `output`): read as Responses items, its tool turns would be lost and its tool messages
+    would lack their ids. It is read as the chat request it records, findings pointing
+    into `input`; its output is the reply the next request must carry."""
+    call = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]}
+    log = _write(tmp_path, [
+        {"traceId": "t1", "model": "gpt-4o", "input": [USER], "output": call},
+        {"traceId": "t1", "model": "gpt-4o", "input": [USER, call, {"role": "tool", "content": "12C"}], "output": {"role": "assistant", "content": "12C."}},
+        {"traceId": "t1", "model": "gpt-4o", "input": [USER, {"role": "user", "content": "And tomorrow?"}], "output": "Also 12C."}])
+    found = [(f["code"], f["line"], f["pointer"]) for f in json_report(log)["findings"]]
+    assert found == [("CTX002", 2, "/input/1/tool_calls/0"), ("CTX010", 2, "/input/2"), ("CTX003", 3, "/input/1"), ("CTX016", 3, None)]
 
 
 def test_an_output_without_its_call_id_is_a_tool_message_without_an_id(tmp_path):

@@ -23,11 +23,10 @@ import orjson
 from ctxlint.chat import str_or_none
 from ctxlint.ingest.call_ids import unnamed_call_id
 from ctxlint.ingest.record import Response
-from ctxlint.ingest.source_map import Origin, SourceMap
+from ctxlint.ingest.source_map import SourceMap, kept_in_place
 
 NAME = "Ollama /api/chat"
 STOPS = {"stop": "stop", "length": "length"}
-CALL_PARTS = {"/function/arguments": "/function/arguments", "/function/name": "/function/name"}
 
 
 def is_ollama_body(body: dict[str, Any]) -> bool:
@@ -57,21 +56,16 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
     the map that names a turn's reasoning `thinking` in findings."""
     seen: dict[str, int] = {}
     waiting: deque[tuple[Any, str]] = deque()  # the last assistant turn's calls not yet answered: (function, id)
-    messages, origins = [], []
-    for index, message in enumerate(body["messages"]):
-        pointer = f"/messages/{index}"
+    messages = []
+    for message in body["messages"]:
         if isinstance(message, dict) and message.get("role") == "assistant":
             message = assistant_message(message, seen)
             calls = message["tool_calls"] if isinstance(message.get("tool_calls"), list) else []
             waiting = deque((call["function"].get("name"), call["id"]) for call in calls if isinstance(call, dict))
-            origins.append(Origin(index, pointer, tuple(f"{pointer}/tool_calls/{j}" for j in range(len(calls))),
-                                  reasoning=pointer + "/thinking" if "reasoning_content" in message else None))
-        else:
-            if isinstance(message, dict) and message.get("role") == "tool" and "tool_call_id" not in message:
-                message = _answer(message, waiting)
-            origins.append(Origin(index, pointer))
+        elif isinstance(message, dict) and message.get("role") == "tool" and "tool_call_id" not in message:
+            message = _answer(message, waiting)
         messages.append(message)  # anything else as it is: the schema check reports what is wrong
-    return {**body, "messages": messages}, SourceMap(tuple(origins), CALL_PARTS, reasoning="thinking")
+    return {**body, "messages": messages}, kept_in_place(messages, reasoning="thinking")
 
 
 def assistant_message(message: dict[str, Any], seen: dict[str, int]) -> dict[str, Any]:

@@ -42,6 +42,8 @@ def parse_response(body: Any, status: int | None = None) -> Response | None:
         return gemini.parse_response_object(body, status)
     if ollama.is_reply(body):
         return ollama.parse_reply(body, status)
+    if body.get("role") == "assistant":  # the reply's message alone, as trace exports keep it
+        return Response(message=body, status=status)
     if body.get("object") == "chat.completion.chunk":
         return assemble_chunks([body], status)
     choices = body.get("choices")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
@@ -18,7 +18,7 @@ from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, too_deep
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import schema_problem
-from ctxlint.ingest.source_map import BodyProblem, SourceMap
+from ctxlint.ingest.source_map import BodyProblem, SourceMap, kept_in_place
 
 # first found wins; then the same names in camelCase, as JavaScript loggers and trace exports write them
 SESSION_KEYS = ("session_id", "conversation_id", "thread_id", "trace_id", "metadata.session_id",
@@ -295,7 +295,9 @@ def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, reus
     if problem is not None:
         return problem
     if any(isinstance(body.get(member), dict) for member in SETTINGS_APART):
-        body, fields["source_map"] = sent_body(body)
+        body, apart = sent_body(body)
+        kept = fields.get("source_map")
+        fields["source_map"] = apart if kept is None else replace(kept, settings={**kept.settings, **apart.settings})
     return Record(file=file, line=line, shape=shape, request=body, **fields)
 
 
@@ -309,9 +311,10 @@ def ollama_body(body: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
 
 
 # Where a logged body keeps settings apart from the rest, merged in this order: LiteLLM's
-# logging payload (`model_parameters`: tools, thinking, reasoning_effort…), the OpenAI SDK's
-# call arguments (`extra_body`: how apps pass GLM's `thinking`, Qwen's `enable_thinking`).
-SETTINGS_APART = ("model_parameters", "extra_body")
+# logging payload (`model_parameters`: tools, thinking, reasoning_effort…), a trace
+# export's (`modelParameters`), the OpenAI SDK's call arguments (`extra_body`: how apps
+# pass GLM's `thinking`, Qwen's `enable_thinking`).
+SETTINGS_APART = ("model_parameters", "modelParameters", "extra_body")
 
 
 def sent_body(arguments: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
@@ -325,7 +328,7 @@ def sent_body(arguments: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
         kept = arguments.get(member)
         if not isinstance(kept, dict):
             continue
-        if member == "model_parameters" and not _chat_tools(kept.get("tools")):
+        if member != "extra_body" and not _chat_tools(kept.get("tools")):
             kept = {name: value for name, value in kept.items() if name != "tools"}
         body.update(kept)
         settings.update({pointer: f"/{member}{pointer}" for pointer in _pointers(kept)})
@@ -408,6 +411,8 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         else:
             parsed = Response(error=obj.get("error") if isinstance(obj.get("error"), dict) else {"message": str(obj.get("error"))})
         return BatchOutput(file, line, obj["custom_id"], parsed or Response())
+    if "messages" not in obj and _traced_generation(obj):
+        return _generation_record(obj, file, line, session_key_path)
     if "messages" in obj or openai_responses.is_responses_body(obj) or gemini.is_gemini_body(obj):
         failed = _logged_failure(obj)
         if failed is not None:  # LiteLLM's payload of a failed call: its error beside the request
@@ -425,6 +430,29 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         return _envelope(obj, request_name, _member(obj, _is_response_body, request_name), file, line, session_key_path, reused)
     reply = _reply_alone(obj, file, line, session_key_path)
     return reply if reply is not None else InputProblem(file, line, f"not a known record shape: {closest_shape_hint(obj)}")
+
+
+def _traced_generation(obj: dict[str, Any]) -> bool:
+    """A trace export's record of one call (Langfuse, OpenTelemetry exporters): the chat
+    messages sent as `input`, the reply as `output`. Chat messages, not Responses items:
+    it has a tool message or tool calls, which the Responses API does not take, or an
+    `output` beside plain role messages."""
+    items = obj.get("input")
+    if not isinstance(items, list) or not items:
+        return False
+    return openai_responses.holds_chat_messages(obj) or (
+        "output" in obj and all(isinstance(item, dict) and "type" not in item and isinstance(item.get("role"), str) for item in items))
+
+
+def _generation_record(obj: dict[str, Any], file: str, line: int, session_key_path: str | None) -> Record | InputProblem | Skipped:
+    """The request a traced generation stands for: its model, its input as the messages,
+    its tools and model parameters; its output as the reply."""
+    body: dict[str, Any] = {"model": obj.get("model"), "messages": obj["input"]}
+    body.update({name: obj[name] for name in ("tools", *SETTINGS_APART) if name in obj})
+    output = obj.get("output")
+    response = parse_response({"role": "assistant", "content": output} if isinstance(output, str) else output)
+    return _record(body, file, line, "bare", "", response=response, source_map=kept_in_place(obj["input"], "input"),
+                   session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj))
 
 
 def _logged_failure(obj: dict[str, Any]) -> Response | None:

@@ -89,3 +89,19 @@ class SourceMap:
         if origin.index is None or not rest:
             return origin.pointer
         return origin.pointer + origin.content
+
+
+SAME_CALL_PARTS = {"/function/arguments": "/function/arguments", "/function/name": "/function/name"}
+
+
+def kept_in_place(messages: list[Any], member: str = "messages", reasoning: str | None = None) -> SourceMap:
+    """The map of a body whose messages are chat messages in their own places, under
+    `member` (a trace export's `input`), its reasoning under the field `reasoning` (Ollama's
+    `thinking`) where a normalized message has some."""
+    origins = []
+    for index, message in enumerate(messages):
+        pointer = f"/{member}/{index}"
+        calls = message.get("tool_calls") if isinstance(message, dict) else None
+        origins.append(Origin(index, pointer, tuple(f"{pointer}/tool_calls/{j}" for j in range(len(calls))) if isinstance(calls, list) else (),
+                              reasoning=f"{pointer}/{reasoning}" if reasoning and isinstance(message, dict) and "reasoning_content" in message else None))
+    return SourceMap(tuple(origins), SAME_CALL_PARTS, reasoning=reasoning)
