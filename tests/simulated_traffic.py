@@ -12,7 +12,8 @@ ignores it (text turns; tool-call turns of models no profile asks it back from; 
 closed tool loops); a request retried after a 429, or sent again for another reply
 (regenerate) and the conversation going on from that one; thinking disabled where the model
 allows it; title calls and sub-agents under the main session's key; sessions with and
-without a key, under the several names a key goes by; replies logged as SSE streams.
+without a key, under the several names a key goes by; replies logged as SSE streams, or
+on lines of their own a little after their requests (tied by request_id).
 """
 
 from __future__ import annotations
@@ -123,6 +124,9 @@ class Conversation:
     sent: int = 0  # how much of the history the last request held
     call_names: dict = field(default_factory=dict)  # call id -> function: Gemini answers a call by its name
     titled: bool = False  # a title call was made under the session's key
+    # the logger writes each request line before sending it and the reply on a line of its own
+    # when it comes (a line or two later, other sessions' lines between), tied by request_id
+    reply_apart: bool = False
 
     def __post_init__(self) -> None:
         opening = SCRIPTED_OPENING if self.scripted else f"Plan a trip to {self.rng.choice(CITIES)}, budget 500 EUR. {self.text(8)}"
@@ -254,6 +258,13 @@ class Simulator:
         self.planted: list[Planted] = []
         self.notices: list[Planted] = []
         self.conversations = [self._conversation(n, defect_rate) for n in range(sessions)]
+        # which sessions log their replies apart, and when those come, from a stream of its own:
+        # the traffic is the same as without them, line numbers aside
+        self.apart = random.Random(seed ^ 0x5EED)
+        for c in self.conversations:
+            c.reply_apart = c.keyed and self.apart.random() < 0.25
+        self.replies_due: list[tuple[Conversation, dict]] = []
+        self.first_line: int | None = None
         self.open = list(self.conversations)
         self.retries = self.side_calls = self.regenerations = self.edits = 0
 
@@ -296,6 +307,7 @@ class Simulator:
             self._step(conversation)
             if conversation.done:
                 self.open.remove(conversation)
+        self.records += [reply for _, reply in self.replies_due]
         return self
 
     def _step(self, c: Conversation) -> None:
@@ -336,7 +348,7 @@ class Simulator:
             c.turns = max(c.turns, c.turn + 1)
         if c.keyed and c.style.api == "chat" and c.turn > 1 and self.rng.random() < 0.15:
             self._side_call(c)  # legal: another agent's call under the session's key
-        first_line = len(self.records) + 1
+        self.first_line = None  # the line of this turn's first request, once written
         if c.keyed and self.rng.random() < 0.08:  # a 429 first, then the same request again: legal
             self.retries += 1
             line = self._write(c, request, {"error": {"message": "Rate limit reached, retry later", "type": "rate_limit_error"}}, status=429)
@@ -362,7 +374,7 @@ class Simulator:
             return
         self._write(c, request, self._completion(c, reply, len(request["messages"]), cut_off))
         if (c.turn == 1) if c.defect in REJECTED else defect_now not in (None, "sliding_window"):
-            self._plant(c, first_line)
+            self._plant(c, self.first_line)
         if c.keep_last is not None:  # what the window has lost by now, each reported where it goes
             opening = (0, 1) if c.prompted else (1,)
             lost = [c.history[i] for i in opening if len(c.history) - i > c.keep_last and i not in c.window_lost]
@@ -372,7 +384,7 @@ class Simulator:
                 lost.append("results")
             codes = tuple("CTX001" if what == "results" else "CTX008" for what in lost)
             if codes:
-                self.planted.append(Planted(c.id, "sliding_window", first_line, codes))
+                self.planted.append(Planted(c.id, "sliding_window", self.first_line, codes))
         c.history += c.stored(reply, store_defect)
 
     @staticmethod
@@ -413,14 +425,28 @@ class Simulator:
             request, response = gemini_body(request, c.call_names), gemini_reply(response, c.style.model, c.call_names)
         elif c.streamed and "choices" in response:
             response = sse_stream(response)
+        self._replies_come(c)
         if c.keyed:  # the envelope names the session its own way
             record = {"ts": f"2026-12-04T10:{len(self.records) // 60 % 60:02d}:{len(self.records) % 60:02d}Z"}
             record.update({"metadata": {"session_id": c.id}} if c.key_name == "metadata.session_id" else {c.key_name: c.id})
             model = {"model": c.style.model} if c.style.api == "gemini" else {}  # its body names none: the URL does
-            self.records.append({**record, **model, "request": request, "response": response, "status": status})
+            if c.reply_apart:
+                request_id = f"req-{len(self.records) + 1}"
+                self.records.append({**record, **model, "request_id": request_id, "request": request})
+                reply = {"request_id": request_id, "response": response, "status": status}
+                self.replies_due.append((c, {**record, **reply} if self.apart.random() < 0.5 else reply))
+            else:
+                self.records.append({**record, **model, "request": request, "response": response, "status": status})
         else:
             self.records.append(request)
+        self.first_line = self.first_line or len(self.records)
         return len(self.records)
+
+    def _replies_come(self, c: Conversation) -> None:
+        """Before a request of `c`: its last reply has come; others' each may have."""
+        due = [(owner, reply) for owner, reply in self.replies_due if owner is c or self.apart.random() < 0.5]
+        self.records += [reply for _, reply in due]
+        self.replies_due = [entry for entry in self.replies_due if entry not in due]
 
     def expected(self) -> list[Planted]:
         """Every finding the log must produce: the planted defects and the notices."""

@@ -478,3 +478,16 @@ def test_litellm_logging_payload_settings_and_failures_are_read():
     assert [(f["code"], f["line"], f.get("pointer")) for f in report["findings"]] == [
         ("CTX013", 2, "/messages/1/tool_calls/0/function/arguments"), ("CTX005", 4, "/model_parameters/thinking/type"), ("CTX006", 5, None)]
     assert report["summary"]["records"] == 6
+
+
+def test_a_reply_line_written_before_its_request_joins_it(tmp_path):
+    """Threads sharing a log can write a reply before the request line it answers: it
+    waits for its request, and the next request must carry it (CTX016 when it does not)."""
+    lines = REPLY_LINES.read_text(encoding="utf-8").splitlines()
+    lines[0], lines[2] = lines[2], lines[0]  # B's reply before A's request, two lines before its own request
+    lines[1], lines[2] = lines[2], lines[1]
+    log = tmp_path / "log.jsonl"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = json_report(str(log))
+    assert code_lines(report) == [("CTX003", 7), ("CTX016", 7), ("CTX900", 12)]
+    assert list(report["summary"]["skipped"].values()) == [1]

@@ -198,16 +198,23 @@ REPLY_WINDOW = 64  # requests a reply line may come after its request line by
 def sort_items(items: Iterable[Item], into: Ingested, report_unmatched: bool = True) -> Iterator[Record]:
     """The records, in input order; problems and skips go into `into`. A record that
     logged no reply is held (and the records after it) until a reply line joins it or
-    REPLY_WINDOW records have come after it. An OpenAI Batch input line waits for the
+    REPLY_WINDOW records have come after it; a reply line that answers no held record
+    waits as long for its request. An OpenAI Batch input line waits for the
     end, when the output lines have been joined to it on custom_id. (Of workers that all
     read the batch lines, one reports the outputs left unmatched.)"""
     waiting: dict[str, Record] = {}
     outputs: list[BatchOutput] = []
     held: deque[Record] = deque()
+    early: deque[ReplyLine] = deque()  # replies written before their requests (threads sharing a log)
     for item in items:
         if isinstance(item, Record):
             into.record_count += 1
             if item.custom_id is None:
+                if early and awaits_reply(item):
+                    reply = _reply_before(early, item)
+                    if reply is not None:
+                        early.remove(reply)
+                        item.response = reply.response
                 held.append(item)
                 if len(held) > REPLY_WINDOW:
                     yield held.popleft()
@@ -217,8 +224,9 @@ def sort_items(items: Iterable[Item], into: Ingested, report_unmatched: bool = T
         elif isinstance(item, ReplyLine):
             answered = _answered(held, item)
             if answered is None:
-                into.skipped.append(Skipped(item.file, item.line, f"reply line that answers no request logged without a reply "
-                                                                  f"in the {REPLY_WINDOW} requests before it"))
+                early.append(item)
+                if len(early) > REPLY_WINDOW:
+                    into.skipped.append(_unanswering(early.popleft()))
             else:
                 answered.response = item.response
                 yield from _unjoinable_head(held)
@@ -234,8 +242,13 @@ def sort_items(items: Iterable[Item], into: Ingested, report_unmatched: bool = T
             into.skipped.append(Skipped(output.file, output.line, "batch output line whose input line was not given"))
         elif record is not None:
             record.response = output.response
+    into.skipped += map(_unanswering, early)
     yield from held
     yield from waiting.values()
+
+
+def _unanswering(reply: ReplyLine) -> Skipped:
+    return Skipped(reply.file, reply.line, f"reply line that answers no request logged without a reply within {REPLY_WINDOW} requests of it")
 
 
 def _unjoinable_head(held: deque[Record]) -> Iterator[Record]:
@@ -247,16 +260,29 @@ def _unjoinable_head(held: deque[Record]) -> Iterator[Record]:
 
 def _answered(held: deque[Record], reply: ReplyLine) -> Record | None:
     """The request a reply line answers: the latest held one that carries one of its
-    request ids, else its session's latest, provided that one awaits a reply."""
+    request ids, else its session's latest, provided that one awaits a reply and does
+    not name another request."""
     if reply.links:
         for record in reversed(held):
-            if any(link in reply.links for link in record.extra.get("links", ())) and awaits_reply(record):
+            if _same_request(reply, record) and awaits_reply(record):
                 return record
     if reply.session_key is not None:
         latest = next((record for record in reversed(held) if record.session_key == reply.session_key), None)
-        if latest is not None and awaits_reply(latest):
+        if latest is not None and awaits_reply(latest) and not (reply.links and "links" in latest.extra):
             return latest
     return None
+
+
+def _reply_before(early: deque[ReplyLine], record: Record) -> ReplyLine | None:
+    """The reply line, written before it, that answers a request: the first that carries
+    one of its request ids, else the first of its session that names no other request."""
+    found = next((reply for reply in early if reply.links and _same_request(reply, record)), None)
+    return found or next((reply for reply in early if reply.session_key is not None and reply.session_key == record.session_key
+                          and not (reply.links and "links" in record.extra)), None)
+
+
+def _same_request(reply: ReplyLine, record: Record) -> bool:
+    return any(link in reply.links for link in record.extra.get("links", ()))
 
 
 def collect(items: Iterable[Item], into: Ingested) -> None:
