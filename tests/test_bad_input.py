@@ -142,3 +142,11 @@ def test_broken_ollama_calls_are_located_problems(tmp_path):
     result = run_cli("check", str(log), "--format", "json")
     assert result.exit_code == 1, result.output
     assert code_lines(orjson.loads(result.stdout)) == [("CTX900", 1), ("CTX900", 2)]
+
+
+def test_a_binary_file_is_not_called_a_cut_off_line(tmp_path):
+    """Binary bytes with no newline are no record cut short: the problem says what they
+    hold. A record cut in the middle of a character is still a cut-off line."""
+    assert "NUL byte at column 5 (a binary file?)" in findings(tmp_path, b"\x7fELF\x00\x01\x02garbage")[0][2]
+    cut = '{"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "你好'.encode()[:-1]
+    assert "the line is cut off" in findings(tmp_path, cut)[0][2]

@@ -80,14 +80,20 @@ def open_binary(path: str) -> IO[bytes]:
 
 
 def decode_error(error: orjson.JSONDecodeError, line_bytes: bytes, last: bool) -> str:
-    if last and not line_bytes.endswith(b"\n"):
-        return f"not JSON: the line is cut off (no newline at end of file; is the log still being written?): {error.msg}"
-    if NUL in line_bytes:
-        return f"not JSON: the line holds a NUL byte at column {line_bytes.index(NUL) + 1}"
+    bad_utf8 = None
     try:
         line_bytes.decode("utf-8")
     except UnicodeDecodeError as bad:
-        return f"not JSON: invalid UTF-8 byte at column {bad.start + 1}"
+        bad_utf8 = bad.start
+    # a record cut short: it opens as one, and at most its last character was cut in two
+    opens_a_record = line_bytes.lstrip(b"\xef\xbb\xbf \t")[:1] in (b"{", b"[")
+    if last and not line_bytes.endswith(b"\n") and opens_a_record and NUL not in line_bytes \
+            and (bad_utf8 is None or bad_utf8 >= len(line_bytes) - 3):
+        return f"not JSON: the line is cut off (no newline at end of file; is the log still being written?): {error.msg}"
+    if NUL in line_bytes:
+        return f"not JSON: the line holds a NUL byte at column {line_bytes.index(NUL) + 1}" + ("" if opens_a_record else " (a binary file?)")
+    if bad_utf8 is not None:
+        return f"not JSON: invalid UTF-8 byte at column {bad_utf8 + 1}"
     if "depth limit" in error.msg or "recursion" in error.msg:
         return f"not JSON ctxlint can read: nested deeper than {JSON_DEPTH_LIMIT} levels (column {error.colno})"
     return f"not JSON: {error.msg} at column {error.colno}"
