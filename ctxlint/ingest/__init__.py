@@ -192,7 +192,7 @@ def _readers() -> dict[str, Callable[[Source, str | None], Iterable[Item]]]:
     return {"cassette": read_cassette, "snapshot": read_snapshot, "json": read_json_document}
 
 
-REPLY_WINDOW = 64  # requests a reply line may come after its request line by
+REPLY_WINDOW = 64  # requests a reply line may come after (or, written by another thread, before) its request line by
 
 
 def sort_items(items: Iterable[Item], into: Ingested, report_unmatched: bool = True) -> Iterator[Record]:

@@ -6,9 +6,10 @@ and its `arguments` is an object, a tool message names no call (at most its func
 by its function and arguments (call_ids), its arguments written as the JSON string a
 chat-completions call holds (keys sorted), and each tool message answers the first call
 of the turn before it not yet answered (of its function, when it names one); one that
-finds none keeps an id no call has, which CTX001 reports. `thinking` is read as
-`reasoning_content`, which it is: the chat template renders it where it renders that.
-Messages keep their place, so findings point into the body as sent.
+finds none keeps an id no call has, which CTX001 reports. `thinking` is the turn's
+reasoning (read as `reasoning_content`): whether the model needs it back is for its
+profile to say, as on any host. Messages keep their place, so findings point into the
+body as sent.
 A reply (`{"message", "done", "done_reason"}`), plain or streamed as one object per line,
 is read the same way.
 """

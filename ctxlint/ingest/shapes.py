@@ -433,7 +433,7 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
 
 
 def _traced_generation(obj: dict[str, Any]) -> bool:
-    """A trace export's record of one call (Langfuse, OpenTelemetry exporters): the chat
+    """A trace export's record of one call (as a Langfuse generation keeps it): the chat
     messages sent as `input`, the reply as `output`. Chat messages, not Responses items:
     it has a tool message or tool calls, which the Responses API does not take, or an
     `output` beside plain role messages."""
