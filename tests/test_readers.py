@@ -473,11 +473,14 @@ def test_litellm_logging_payload_settings_and_failures_are_read():
     and logs a failed call as `status: failure` with `error_str`. Its tools and thinking
     switch are the request's (CTX013 on line 2, GLM-4.6 legal with thinking off on line 3,
     CTX005 pointing into model_parameters on line 4), the failure is the reply (CTX006 on
-    line 5), and Anthropic-form tools of a Claude deployment are left out (line 6 clean)."""
+    line 5), and Anthropic-form tools of a Claude deployment are left out (line 6 clean).
+    Its embedding and image calls keep their input under `messages` too: they are skipped,
+    by call type, not reported as broken chat requests."""
     report = json_report(str(READERS / "litellm_logging_payload.jsonl"))
     assert [(f["code"], f["line"], f.get("pointer")) for f in report["findings"]] == [
         ("CTX013", 2, "/messages/1/tool_calls/0/function/arguments"), ("CTX005", 4, "/model_parameters/thinking/type"), ("CTX006", 5, None)]
     assert report["summary"]["records"] == 6
+    assert report["summary"]["skipped"] == {"not chat-completions: LiteLLM aembedding call": 1, "not chat-completions: LiteLLM aimage_generation call": 1}
 
 
 def test_a_reply_line_written_before_its_request_joins_it(tmp_path):

@@ -413,6 +413,9 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         return BatchOutput(file, line, obj["custom_id"], parsed or Response())
     if "messages" not in obj and _traced_generation(obj):
         return _generation_record(obj, file, line, session_key_path)
+    other_call = _other_litellm_call(obj)
+    if other_call is not None:
+        return Skipped(file, line, f"not chat-completions: LiteLLM {other_call} call")
     if "messages" in obj or openai_responses.is_responses_body(obj) or gemini.is_gemini_body(obj):
         failed = _logged_failure(obj)
         if failed is not None:  # LiteLLM's payload of a failed call: its error beside the request
@@ -453,6 +456,18 @@ def _generation_record(obj: dict[str, Any], file: str, line: int, session_key_pa
     response = parse_response({"role": "assistant", "content": output} if isinstance(output, str) else output)
     return _record(body, file, line, "bare", "", response=response, source_map=kept_in_place(obj["input"], "input"),
                    session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj))
+
+
+# LiteLLM's call types (its logging payload's `call_type`) that are no chat call, though
+# the payload keeps their input under `messages`: embedding inputs, an image prompt…
+OTHER_CALL_TYPES = ("embedding", "image", "moderation", "transcription", "speech", "rerank", "text_completion", "file", "batch", "search")
+
+
+def _other_litellm_call(obj: dict[str, Any]) -> str | None:
+    call_type = obj.get("call_type")
+    if isinstance(call_type, str) and "messages" in obj and any(kind in call_type for kind in OTHER_CALL_TYPES):
+        return call_type
+    return None
 
 
 def _logged_failure(obj: dict[str, Any]) -> Response | None:
