@@ -81,3 +81,11 @@ def test_show_says_what_an_edit_left_behind():
     text = run_cli("show", case, "--session", "e2").stdout
     assert "turn 3: message #4 (user, turn 2 request) dropped — legal: left behind: the user edited message 3 and resent from there" in text
     assert "not legal" not in text
+
+
+def test_show_marks_a_lost_text_reply_as_the_loss_check_reports():
+    """The text reply CTX016 reports as lost is not legal in the send record either (it
+    read "trimmed" before: a text turn carries no call id to tie the finding to it)."""
+    text = run_cli("show", str(FIXTURES / "rules" / "CTX016" / "fail_text_reply_lost.jsonl"), "--session", "s1").stdout
+    assert "turn 2: message #3 (assistant, turn 1 response) dropped — not legal: CTX016" in text
+    assert "first loss: message #3, at turn 2" in text

@@ -102,7 +102,7 @@ class DroppedAssistantTurn(Rule):
         yield Violation(
             f"the assistant turn that turn {previous.number} returned ({'tool calls ' + ', '.join(ids) if ids else 'text'}) is missing from this request",
             key=("dropped", previous.number), tool_call_id=ids[0] if ids else None,
-            evidence={"returned_in_line": previous.record.line, "content": excerpt(text_of(dropped.get("content")), 60)},
+            evidence={"returned_in_line": previous.record.line, "returned_in_turn": previous.number, "content": excerpt(text_of(dropped.get("content")), 60)},
         )
 
     @staticmethod

@@ -61,7 +61,8 @@ def _changed_fields(original: dict[str, Any], sent: dict[str, Any]) -> tuple[str
 
 
 def _finding_for(findings: list[Finding], turn: int, entry: Entry, index: int | None) -> Finding | None:
-    """A finding of this turn that is about this message (by tool_call id, index, or first-turn slot)."""
+    """A finding of this turn that is about this message (by tool_call id, index, first-turn
+    slot, or the turn whose reply it was)."""
     for finding in findings:
         if finding.turn != turn or finding.severity == "info":
             continue
@@ -69,8 +70,8 @@ def _finding_for(findings: list[Finding], turn: int, entry: Entry, index: int | 
             return finding
         if index is not None and finding.message_index == index:
             return finding
-        if _is_cut_opening(finding, entry):
-            return finding
+        if _is_cut_opening(finding, entry) or entry.origin == f"turn {finding.evidence.get('returned_in_turn')} response":
+            return finding  # ... or the reply a turn returned, no longer sent (CTX016 names the turn)
     return None
 
 
