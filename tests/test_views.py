@@ -89,3 +89,15 @@ def test_show_marks_a_lost_text_reply_as_the_loss_check_reports():
     text = run_cli("show", str(FIXTURES / "rules" / "CTX016" / "fail_text_reply_lost.jsonl"), "--session", "s1").stdout
     assert "turn 2: message #3 (assistant, turn 1 response) dropped — not legal: CTX016" in text
     assert "first loss: message #3, at turn 2" in text
+
+
+def test_show_agrees_with_check_on_reasoning():
+    """A tool-call turn first sent without the reasoning its model requires is not legal
+    where it is first sent (CTX004); a reply sent back with one of its two copies of the
+    reasoning (OpenRouter's reasoning_details kept, reasoning dropped) is legal, as check
+    finds nothing there."""
+    text = run_cli("show", str(FIXTURES / "rules" / "CTX004" / "fail_glm5_tool_turn_without_reasoning.jsonl"), "--session", "s1").stdout
+    assert "turn 1: message #3 (assistant, turn 1 request) sent — not legal: CTX004" in text and "message #4" not in text
+    assert "first loss: message #3, at turn 1" in text
+    kept = run_cli("show", str(FIXTURES / "rules" / "CTX015" / "pass_openrouter_details_verbatim_reasoning_dropped.jsonl"), "--session", "s1").stdout
+    assert "sent modified (reasoning) — legal: its reasoning came back as reasoning_details" in kept and "not legal" not in kept

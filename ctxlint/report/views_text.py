@@ -14,7 +14,7 @@ from ctxlint.views.send_record import DROPPED, MODIFIED, SENT, SUMMARIZED, SendR
 from ctxlint.views.stats import Usage
 
 SYMBOL = {SENT: ("=", "green"), MODIFIED: ("~", "yellow"), DROPPED: ("-", "dim"), SUMMARIZED: ("S", "cyan")}
-LEGEND = "= sent verbatim · ~ sent modified · - dropped (legal) · × dropped or modified against the rules · S replaced by a summary · blank: not yet in the session"
+LEGEND = "= sent verbatim · ~ sent modified · - dropped (legal) · × dropped, modified or sent without what it must carry, against the rules · S replaced by a summary · blank: not yet in the session"
 
 
 def _console(out: IO[str], color: bool) -> Console:
@@ -51,13 +51,13 @@ def render_send_record(record: SendRecord, out: IO[str], *, color: bool, redact:
     counters = sorted({counter for _, counter in record.turn_tokens.values()})
     console.print(Text(f"per-message tokens by {record.entries[0].counter if record.entries else 'none'}; prompt tokens by {', '.join(counters)}", style="dim"))
     events = sorted(((n, entry.row, entry, status) for entry in record.entries for n, status in entry.statuses.items()
-                     if status.kind != SENT and (n - 1 not in entry.statuses or entry.statuses[n - 1].kind != status.kind
+                     if (status.kind != SENT or not status.legal) and (n - 1 not in entry.statuses or entry.statuses[n - 1].kind != status.kind
                                                  or entry.statuses[n - 1].changed != status.changed)), key=lambda e: e[:2])
     if events:
         console.print()
         console.print(Text("what changed", style="bold"))
     for number, _, entry, status in events:
-        what = {MODIFIED: f"sent modified ({', '.join(status.changed)})", DROPPED: "dropped", SUMMARIZED: "replaced by a summary"}[status.kind]
+        what = {SENT: "sent", MODIFIED: f"sent modified ({', '.join(status.changed)})", DROPPED: "dropped", SUMMARIZED: "replaced by a summary"}[status.kind]
         legality = "not legal" if not status.legal else "legal"
         line = Text(f"  turn {number}: message #{entry.row} ({entry.role}, {entry.origin}) {what} — {legality}", style="" if status.legal else "red")
         if status.why:

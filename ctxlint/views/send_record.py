@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxlint.chat import REASONING_FIELDS, Quoted, excerpt, last_user_index, message_identity, role_of, similar, text_of, tool_call_ids
+from ctxlint.chat import REASONING_FIELDS, Quoted, excerpt, last_user_index, message_identity, returned_reasoning, role_of, similar, text_of, tool_call_ids
 from ctxlint.profiles import ProfileBook, passback_required
 from ctxlint.rules.base import Finding
 from ctxlint.sessions.history import align
@@ -58,6 +58,11 @@ def _changed_fields(original: dict[str, Any], sent: dict[str, Any]) -> tuple[str
     if (original.get("tool_calls") or None) != (sent.get("tool_calls") or None):
         changed.append("tool_calls")
     return tuple(changed)
+
+
+# What a message first sent without can be said of it though no request carried it whole
+# before: the reasoning its turn had (the reply that returned it was not logged).
+SENT_WITHOUT = ("CTX004",)
 
 
 def _finding_for(findings: list[Finding], turn: int, entry: Entry, index: int | None) -> Finding | None:
@@ -140,6 +145,9 @@ class SendRecordBuilder:
                     by_identity.setdefault(turn.identities[index], entry)
                     matched[index] = entry
                     entry.statuses[turn.number] = Status(SENT, index)
+                    finding = _finding_for(self.findings, turn.number, entry, index)
+                    if finding is not None and finding.code in SENT_WITHOUT and entry.role == "assistant":
+                        entry.statuses[turn.number] = Status(SENT, index, legal=False, why=f"{finding.code}: {finding.message}")
                     continue
                 entry = matched[index]
                 changed = _changed_fields(entry.original, message)
@@ -149,6 +157,9 @@ class SendRecordBuilder:
                     reasoning_only = all(name in REASONING_FIELDS for name in changed)
                     if finding is not None:
                         status.legal, status.why = False, f"{finding.code}: {finding.message}"
+                    elif reasoning_only and (kept := [name for name, _ in returned_reasoning(message)]):
+                        # one of the copies a reply carries is enough (OpenRouter's reasoning and reasoning_details)
+                        status.why = f"its reasoning came back as {', '.join(kept)}"
                     elif reasoning_only and role_of(message) == "assistant" and passback_required(profile, turn.record.request, entry.original, index > last_user_index(turn.messages)):
                         status.legal, status.why = False, f"{profile.id} requires this reasoning to be passed back"
                     elif reasoning_only:
