@@ -13,7 +13,8 @@ closed tool loops); a request retried after a 429, or sent again for another rep
 (regenerate) and the conversation going on from that one; thinking disabled where the model
 allows it; title calls and sub-agents under the main session's key; sessions with and
 without a key, under the several names a key goes by; replies logged as SSE streams, or
-on lines of their own a little after their requests (tied by request_id).
+on lines of their own a little after their requests (tied by request_id); calls logged as
+LiteLLM's logging payload (settings under model_parameters, failures as error_str).
 """
 
 from __future__ import annotations
@@ -127,6 +128,9 @@ class Conversation:
     # the logger writes each request line before sending it and the reply on a line of its own
     # when it comes (a line or two later, other sessions' lines between), tied by request_id
     reply_apart: bool = False
+    # the calls are logged as LiteLLM's logging payload: the messages and the reply at the top
+    # level, every other request setting (tools, thinking…) under model_parameters
+    litellm: bool = False
 
     def __post_init__(self) -> None:
         opening = SCRIPTED_OPENING if self.scripted else f"Plan a trip to {self.rng.choice(CITIES)}, budget 500 EUR. {self.text(8)}"
@@ -263,6 +267,7 @@ class Simulator:
         self.apart = random.Random(seed ^ 0x5EED)
         for c in self.conversations:
             c.reply_apart = c.keyed and self.apart.random() < 0.25
+            c.litellm = c.keyed and not c.reply_apart and c.style.api == "chat" and self.apart.random() < 0.25
         self.replies_due: list[tuple[Conversation, dict]] = []
         self.first_line: int | None = None
         self.open = list(self.conversations)
@@ -423,9 +428,13 @@ class Simulator:
             request, response = responses_body(request), responses_reply(response, c.style.model)
         elif c.style.api == "gemini":
             request, response = gemini_body(request, c.call_names), gemini_reply(response, c.style.model, c.call_names)
-        elif c.streamed and "choices" in response:
+        elif c.streamed and "choices" in response and not c.litellm:  # LiteLLM logs the reply it assembled
             response = sse_stream(response)
         self._replies_come(c)
+        if c.litellm:
+            self.records.append(litellm_payload(c.id, len(self.records), request, response, status))
+            self.first_line = self.first_line or len(self.records)
+            return len(self.records)
         if c.keyed:  # the envelope names the session its own way
             record = {"ts": f"2026-12-04T10:{len(self.records) // 60 % 60:02d}:{len(self.records) % 60:02d}Z"}
             record.update({"metadata": {"session_id": c.id}} if c.key_name == "metadata.session_id" else {c.key_name: c.id})
@@ -471,6 +480,16 @@ class Simulator:
             "text_only_history": ("CTX016",),
         }[c.defect]
         self.planted.append(Planted(c.id, c.defect, line, codes))
+
+
+def litellm_payload(session: str, number: int, request: dict, response: dict, status: int) -> dict:
+    """A call as LiteLLM's StandardLoggingPayload logs it (trace_id names the session)."""
+    payload = {"id": f"litellm-{number}", "trace_id": session, "call_type": "acompletion", "model": request["model"],
+               "messages": request["messages"], "model_parameters": {k: v for k, v in request.items() if k not in ("model", "messages")}}
+    if "error" in response:
+        return {**payload, "status": "failure", "response": None, "error_str": response["error"]["message"],
+                "error_information": {"error_code": str(status), "error_class": response["error"].get("type")}}
+    return {**payload, "status": "success", "response": response}
 
 
 def anthropic_body(request: dict) -> dict:
