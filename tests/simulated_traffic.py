@@ -1,6 +1,6 @@
 """Simulated agent traffic: interleaved sessions of several providers (chat-completions,
-Anthropic Messages, OpenAI Responses, Gemini generateContent; DeepSeek, GLM, Kimi,
-MiniMax, Doubao, Qwen, OpenAI, Claude, Gemini), each
+Anthropic Messages, OpenAI Responses, Gemini generateContent, Ollama's /api/chat;
+DeepSeek, GLM, Kimi, MiniMax, Doubao, Qwen, OpenAI, Claude, Gemini), each
 either legal throughout or carrying one defect of the mission planted at a known turn,
 with the findings that defect must produce where it starts.
 
@@ -66,6 +66,8 @@ STYLES = [
     Style("gpt-5", "reasoning_item", True, {"store": False, "include": ["reasoning.encrypted_content"]}, api="responses"),
     # thought signatures on the first function call of a turn; calls without ids, paired by name
     Style("gemini-3-pro-preview", "signature", True, api="gemini"),
+    # Ollama's /api/chat: calls without ids and with object arguments, results naming their tool
+    Style("qwen3:8b", "reasoning_content", False, {"think": True, "options": {"temperature": 0.2}}, api="ollama"),
 ]
 GLM5 = Style("glm-5.1", "reasoning_content", True)
 # what a defect of rejected settings sends on every request (reported once, at the first)
@@ -283,6 +285,8 @@ class Simulator:
             style = rng.choice([s for s in STYLES if s.passback_on_tool_turns and s.reasoning in ("reasoning_content", "thinking")])
         if defect in ("arguments_as_object", "markup_residue"):  # chat-completions spellings
             style = rng.choice([s for s in STYLES if s.api == "chat"])
+        if defect == "duplicate_result" and style.api == "ollama":  # results pair by order there: a second is unpaired (CTX001)
+            style = rng.choice([s for s in STYLES if s.api != "ollama"])
         # what only the logged reply shows (its reasoning, that it ran out of tokens, an error) needs one; so
         # does a Responses call sent without its reasoning item (a turn at effort none had none to send)
         keyed = defect in ("overflow", "edited_reasoning", "truncated_reply_reused") or rng.random() < 0.7 or (
@@ -428,6 +432,8 @@ class Simulator:
             request, response = responses_body(request), responses_reply(response, c.style.model)
         elif c.style.api == "gemini":
             request, response = gemini_body(request, c.call_names), gemini_reply(response, c.style.model, c.call_names)
+        elif c.style.api == "ollama":
+            request, response = ollama_body(request, c.call_names), ollama_reply(response, c.style.model, c.call_names)
         elif c.streamed and "choices" in response and not c.litellm:  # LiteLLM logs the reply it assembled
             response = sse_stream(response)
         self._replies_come(c)
@@ -480,6 +486,34 @@ class Simulator:
             "text_only_history": ("CTX016",),
         }[c.defect]
         self.planted.append(Planted(c.id, c.defect, line, codes))
+
+
+def ollama_body(request: dict, names: dict) -> dict:
+    """A chat-shaped request as the /api/chat body that says the same."""
+    return {**{k: v for k, v in request.items() if k != "messages"}, "messages": [ollama_message(m, names) for m in request["messages"]], "stream": False}
+
+
+def ollama_message(message: dict, names: dict) -> dict:
+    if message["role"] == "tool":
+        named = names.get(message["tool_call_id"])
+        return {"role": "tool", "content": message["content"], **({"tool_name": named} if named else {})}
+    if message["role"] != "assistant":
+        return message
+    converted = {"role": "assistant", "content": message.get("content") or ""}
+    if message.get("reasoning_content"):
+        converted["thinking"] = message["reasoning_content"]
+    if message.get("tool_calls"):
+        converted["tool_calls"] = [{"function": {"name": call["function"]["name"], "arguments": json.loads(call["function"]["arguments"])}}
+                                   for call in message["tool_calls"]]
+    return converted
+
+
+def ollama_reply(response: dict, model: str, names: dict) -> dict:
+    if "error" in response:
+        return {"error": response["error"]["message"]}
+    reply = response["choices"][0]
+    return {"model": model, "created_at": "2026-12-04T10:00:00Z", "message": ollama_message(reply["message"], names), "done": True,
+            "done_reason": "length" if reply["finish_reason"] == "length" else "stop", "prompt_eval_count": response["usage"]["prompt_tokens"], "eval_count": 40}
 
 
 def litellm_payload(session: str, number: int, request: dict, response: dict, status: int) -> dict:
