@@ -8,6 +8,11 @@ from ctxlint.rules import RULES
 from ctxlint.rules.base import Rule, docs_sections
 
 
+RECURS = ("Reported where it starts: an app that stores or assembles history this way does it again at every "
+          "request that adds a turn, so a new instance in the request right after one is that defect going on; "
+          "after a request without any, it is a new defect, reported again.")
+
+
 def rule_markdown(rule: type[Rule]) -> str:
     sections = docs_sections(rule)
     lines = [
@@ -16,6 +21,8 @@ def rule_markdown(rule: type[Rule]) -> str:
         f"Default severity: **{rule.severity}** · scope: {rule.scope}",
         "",
     ]
+    if rule.recurs:
+        lines += [RECURS, ""]
     for title, body in sections.items():
         lines += [f"## {title}", "", body, ""]
     if rule.options:

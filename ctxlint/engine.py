@@ -183,7 +183,7 @@ class SessionCheck:
     the reasoning ledger, the replies that were cut off, the defects reported."""
 
     __slots__ = ("summary", "first_line", "opening", "previous", "ledger", "reported", "judged", "pending", "settings", "fingerprint_base",
-                 "cut_off", "summaries", "history_cut", "thread", "tools_offered")
+                 "cut_off", "summaries", "history_cut", "thread", "tools_offered", "recurring")
 
     def __init__(self, session_id: str, file: str, explicit_key: bool, first: int) -> None:
         self.summary = SessionSummary(session_id, file, explicit_key, first)
@@ -206,6 +206,7 @@ class SessionCheck:
         self.history_cut = False
         self.thread: Thread | None = None  # what routing the key's next request needs (grouping.route); keyed sessions only
         self.tools_offered: Any = None  # whose tools the session last declared, and earlier agents' (CTX014)
+        self.recurring = 0  # bit per recurring rule (Rule.recurs): its defect showed in the previous request
 
     @property
     def id(self) -> str:
@@ -467,7 +468,7 @@ class Engine:
                     tally.judged[rule.code] += 1
             session.pending = 0
         ctx = TurnContext(self, session, turn)
-        judged = 0
+        judged = recurring = 0
         for rule, bit, asks, warns in self._plan(rules):
             reason = rule.cannot_judge(ctx) if asks else None
             if reason == NO_CHAIN and turn.number == 1:
@@ -481,6 +482,15 @@ class Engine:
             caveat = rule.caveat(ctx) if warns else None
             if caveat:
                 tally.caveats[rule.code][caveat] += 1
+            if rule.recurs:
+                fresh = [violation for violation in rule.check(ctx) if not self._known(rule, session, violation)]
+                for violation in fresh:
+                    if session.recurring & bit:  # the defect of the request before, going on: reported where it started
+                        session.reported.update(self._markers(rule, violation))
+                    else:
+                        self._report(rule, session, turn, violation, tally)
+                recurring |= bit if fresh else 0
+                continue
             for violation in rule.check(ctx):
                 self._report(rule, session, turn, violation, tally)
         if log is not None:
@@ -493,6 +503,7 @@ class Engine:
             session.cut_off |= {turn.response_identity()}
         session.previous = turn
         session.judged = judged
+        session.recurring = recurring
         session.settings = ctx.settings
 
     def check_record(self, session: SessionCheck, record: Record, tally: Tally, rules: list[Rule], log: "LogCheck | None") -> None:
@@ -522,12 +533,19 @@ class Engine:
             plan = self._plans[key] = [(rule, self.bit[rule.code], self._asks[rule.code], self._warns[rule.code]) for rule in rules]
         return plan
 
-    def _report(self, rule: Rule, session: SessionCheck, turn: Turn, violation: Violation, tally: Tally) -> None:
-        markers = [(rule.code, key) for key in (violation.key, *violation.covers)]
+    @staticmethod
+    def _markers(rule: Rule, violation: Violation) -> list[tuple]:
+        return [(rule.code, key) for key in (violation.key, *violation.covers)]
+
+    def _known(self, rule: Rule, session: SessionCheck, violation: Violation) -> bool:
+        """The defect was reported (or passed over as one going on) at an earlier request."""
         if session.reported is None:
             session.reported = set()
-        if session.reported.isdisjoint(markers):  # a defect is reported once, where it starts
-            session.reported.update(markers)
+        return not session.reported.isdisjoint(self._markers(rule, violation))
+
+    def _report(self, rule: Rule, session: SessionCheck, turn: Turn, violation: Violation, tally: Tally) -> None:
+        if not self._known(rule, session, violation):  # a defect is reported once, where it starts
+            session.reported.update(self._markers(rule, violation))
             tally.findings.append(self.finding(rule, Place.of(session, turn), violation))
 
     def close(self, session: SessionCheck, tally: Tally) -> None:

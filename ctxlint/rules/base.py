@@ -81,6 +81,11 @@ class Rule:
     # What a judgment depends on (window, thinking_profile, chain, previous_response, tokens),
     # so the coverage report can say which requests could not be judged, and why.
     needs: ClassVar[tuple[str, ...]] = ()
+    # An app's way of storing or assembling history that, once wrong, is wrong again at each
+    # request that adds a turn (a reply stored without its reasoning, a result sent as a user
+    # message): one defect, reported where it starts. A new instance on the request right
+    # after one is that defect going on; one after a request without any is a new defect.
+    recurs: ClassVar[bool] = False
 
     def cannot_judge(self, ctx: "TurnContext") -> str | None:
         """Why this request cannot be judged by the rule (for the coverage report), or None."""

@@ -41,6 +41,7 @@ class OrphanToolResult(Rule):
     code = "CTX001"
     name = "orphan-tool-result"
     severity = "error"
+    recurs = True
     remediation = "Keep the assistant message that carries the matching tool_calls entry immediately before its tool results."
 
     def check(self, ctx) -> Iterable[Violation]:

@@ -38,6 +38,7 @@ class UnansweredToolCall(Rule):
     code = "CTX002"
     name = "unanswered-tool-call"
     severity = "error"
+    recurs = True
     remediation = "Send one tool message per tool_call_id right after the assistant message that made the calls."
 
     def check(self, ctx) -> Iterable[Violation]:

@@ -40,6 +40,7 @@ class ConsecutiveUserMessages(Rule):
     code = "CTX003"
     name = "consecutive-user-messages"
     severity = "error"
+    recurs = True
     remediation = "Keep the assistant reply between user turns, or merge the two user messages into one."
 
     def check(self, ctx) -> Iterable[Violation]:

@@ -61,6 +61,7 @@ class DroppedReasoningContent(Rule):
     code = "CTX004"
     name = "dropped-reasoning-content"
     severity = "error"
+    recurs = True
     needs = ("thinking_profile",)
     remediation = "Store the assistant message whole, as the reply carried it (reasoning_content / reasoning / reasoning_details, thinking blocks, reasoning items, thought signatures), and send it back unchanged."
 

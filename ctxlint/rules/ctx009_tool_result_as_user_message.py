@@ -52,6 +52,7 @@ class ToolResultAsUserMessage(Rule):
     code = "CTX009"
     name = "tool-result-as-user-message"
     severity = "error"
+    recurs = True
     remediation = "Send each tool's output as a tool message with the tool_call_id of the call it answers."
 
     def check(self, ctx) -> Iterable[Violation]:

@@ -30,6 +30,7 @@ class MissingToolCallId(Rule):
     code = "CTX010"
     name = "missing-tool-call-id"
     severity = "error"
+    recurs = True
     remediation = "Copy the id of the tool call into the tool message's tool_call_id."
 
     def check(self, ctx) -> Iterable[Violation]:

@@ -35,6 +35,7 @@ class ModifiedReasoningContent(Rule):
     code = "CTX015"
     name = "modified-reasoning-content"
     severity = "error"
+    recurs = True
     scope = "session"
     needs = ("thinking_profile", "chain")
     remediation = "Pass reasoning back exactly as the response carried it; do not strip, trim or re-join it."

@@ -57,6 +57,7 @@ class DroppedAssistantTurn(Rule):
     code = "CTX016"
     name = "dropped-assistant-turn"
     severity = "error"
+    recurs = True
     needs = ("chain", "previous_response")
     scope = "session"
     remediation = "Append every assistant response to the history as received (empty content and tool_calls included)."

@@ -54,6 +54,7 @@ class ResidualMarkup(Rule):
     code = "CTX018"
     name = "residual-markup"
     severity = "error"
+    recurs = True
     remediation = "Store the parsed assistant message (content, tool_calls), never raw stream or template text."
 
     def check(self, ctx) -> Iterable[Violation]:

@@ -26,6 +26,7 @@ class ConsecutiveAssistantMessages(Rule):
     code = "CTX024"
     name = "consecutive-assistant-messages"
     severity = "warning"
+    recurs = True
     remediation = "Store each model reply as one assistant message (content and tool_calls together)."
 
     def check(self, ctx) -> Iterable[Violation]:

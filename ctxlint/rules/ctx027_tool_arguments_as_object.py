@@ -32,6 +32,7 @@ class ToolArgumentsAsObject(Rule):
     code = "CTX027"
     name = "tool-arguments-as-object"
     severity = "warning"
+    recurs = True
     remediation = "Send function.arguments back as the JSON string the response carried, not as a parsed object."
 
     def check(self, ctx) -> Iterable[Violation]:

@@ -36,6 +36,7 @@ class DuplicateToolResult(Rule):
     code = "CTX028"
     name = "duplicate-tool-result"
     severity = "error"
+    recurs = True
     remediation = "Append exactly one tool message per tool call id: replace a failed attempt's result instead of adding another."
 
     def check(self, ctx) -> Iterable[Violation]:
