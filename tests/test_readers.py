@@ -494,3 +494,20 @@ def test_a_reply_line_written_before_its_request_joins_it(tmp_path):
     report = json_report(str(log))
     assert code_lines(report) == [("CTX003", 7), ("CTX016", 7), ("CTX900", 12)]
     assert list(report["summary"]["skipped"].values()) == [1]
+
+
+def test_a_reply_line_with_its_own_event_id_joins_by_session(tmp_path):
+    """Loggers give every line an `id` of its own: a reply line whose `id` is not its
+    request's still joins its session's latest request (an `id` names no request); a
+    `request_id` that names another request does not."""
+    request = {"id": "evt-1", "session_id": "s", "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}}
+    reply = {"id": "evt-2", "session_id": "s", "response": {"id": "c1", "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello!"}, "finish_reason": "stop"}]}}
+    follow = {"id": "evt-3", "session_id": "s", "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": "again"}]}}
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b"\n".join(orjson.dumps(line) for line in (request, reply, follow)) + b"\n")
+    report = json_report(str(log))
+    assert code_lines(report) == [("CTX003", 3), ("CTX016", 3)] and report["summary"]["skipped"] == {}
+    other = [{**request, "request_id": "r1"}, {**reply, "request_id": "r9"}, {**follow, "request_id": "r2"}]
+    log.write_bytes(b"\n".join(orjson.dumps(line) for line in other) + b"\n")
+    report = json_report(str(log))
+    assert code_lines(report) == [("CTX003", 3)] and list(report["summary"]["skipped"].values()) == [1]

@@ -260,15 +260,15 @@ def _unjoinable_head(held: deque[Record]) -> Iterator[Record]:
 
 def _answered(held: deque[Record], reply: ReplyLine) -> Record | None:
     """The request a reply line answers: the latest held one that carries one of its
-    request ids, else its session's latest, provided that one awaits a reply and does
-    not name another request."""
+    request ids, else its session's latest, provided that one awaits a reply and the two
+    do not name different requests."""
     if reply.links:
         for record in reversed(held):
             if _same_request(reply, record) and awaits_reply(record):
                 return record
     if reply.session_key is not None:
         latest = next((record for record in reversed(held) if record.session_key == reply.session_key), None)
-        if latest is not None and awaits_reply(latest) and not (reply.links and "links" in latest.extra):
+        if latest is not None and awaits_reply(latest) and not _names_another(reply, latest):
             return latest
     return None
 
@@ -278,11 +278,18 @@ def _reply_before(early: deque[ReplyLine], record: Record) -> ReplyLine | None:
     one of its request ids, else the first of its session that names no other request."""
     found = next((reply for reply in early if reply.links and _same_request(reply, record)), None)
     return found or next((reply for reply in early if reply.session_key is not None and reply.session_key == record.session_key
-                          and not (reply.links and "links" in record.extra)), None)
+                          and not _names_another(reply, record)), None)
 
 
 def _same_request(reply: ReplyLine, record: Record) -> bool:
     return any(link in reply.links for link in record.extra.get("links", ()))
+
+
+def _names_another(reply: ReplyLine, record: Record) -> bool:
+    """Both lines name their request under one name, each another (a line's own `id` is
+    often its event's, and names no request)."""
+    theirs = dict(record.extra.get("links", ()))
+    return any(name != "id" and name in theirs and theirs[name] != value for name, value in reply.links)
 
 
 def collect(items: Iterable[Item], into: Ingested) -> None:
