@@ -482,17 +482,10 @@ class Engine:
             caveat = rule.caveat(ctx) if warns else None
             if caveat:
                 tally.caveats[rule.code][caveat] += 1
-            if rule.recurs:
-                fresh = [violation for violation in rule.check(ctx) if not self._known(rule, session, violation)]
-                for violation in fresh:
-                    if session.recurring & bit:  # the defect of the request before, going on: reported where it started
-                        session.reported.update(self._markers(rule, violation))
-                    else:
-                        self._report(rule, session, turn, violation, tally)
-                recurring |= bit if fresh else 0
-                continue
+            going_on = rule.recurs and bool(session.recurring & bit)  # its defect of the request before goes on: reported where it started
             for violation in rule.check(ctx):
-                self._report(rule, session, turn, violation, tally)
+                if self._report(rule, session, turn, violation, tally, quiet=going_on) and rule.recurs:
+                    recurring |= bit
         if log is not None:
             judged |= log.check(ctx, tally)
         session.summary.add(self._metrics(ctx))
@@ -533,20 +526,18 @@ class Engine:
             plan = self._plans[key] = [(rule, self.bit[rule.code], self._asks[rule.code], self._warns[rule.code]) for rule in rules]
         return plan
 
-    @staticmethod
-    def _markers(rule: Rule, violation: Violation) -> list[tuple]:
-        return [(rule.code, key) for key in (violation.key, *violation.covers)]
-
-    def _known(self, rule: Rule, session: SessionCheck, violation: Violation) -> bool:
-        """The defect was reported (or passed over as one going on) at an earlier request."""
+    def _report(self, rule: Rule, session: SessionCheck, turn: Turn, violation: Violation, tally: Tally, quiet: bool = False) -> bool:
+        """Report a defect once, where it starts; `quiet`: remember it without reporting it
+        (a recurring defect going on). Whether the defect was new."""
+        markers = [(rule.code, key) for key in (violation.key, *violation.covers)]
         if session.reported is None:
             session.reported = set()
-        return not session.reported.isdisjoint(self._markers(rule, violation))
-
-    def _report(self, rule: Rule, session: SessionCheck, turn: Turn, violation: Violation, tally: Tally) -> None:
-        if not self._known(rule, session, violation):  # a defect is reported once, where it starts
-            session.reported.update(self._markers(rule, violation))
+        if not session.reported.isdisjoint(markers):
+            return False
+        session.reported.update(markers)
+        if not quiet:
             tally.findings.append(self.finding(rule, Place.of(session, turn), violation))
+        return True
 
     def close(self, session: SessionCheck, tally: Tally) -> None:
         """The session has no more requests: rules that waited for a chain could not judge it."""
