@@ -30,11 +30,6 @@ def _conversation_key(item: Any) -> str | None:
     return None
 
 
-def _conversation(item: Any) -> list[Any] | None:
-    key = _conversation_key(item)
-    return None if key is None else item[key]
-
-
 def _is_trajectory(item: Any) -> bool:
     """A conversation dump: its messages under `traj` or `conversation`, or under
     `messages` with no model beside them (a request body names its model)."""
@@ -89,7 +84,7 @@ def read_json_document(source: Source, session_key: str | None = None) -> Iterat
     if any(_is_log_record(item) for item in items) and not any(_is_trajectory(item) for item in items):
         yield from _log_records(source.path, raw.decode("utf-8"), data, session_key)
         return
-    if not any(_conversation(item) is not None for item in items):
+    if not any(_conversation_key(item) is not None for item in items):
         yield Skipped(source.path, 1, "JSON file that holds neither log records nor agent trajectories")
         return
     for position, item in enumerate(items):
