@@ -418,15 +418,13 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         return Skipped(file, line, f"not chat-completions: LiteLLM {other_call} call")
     if "messages" in obj or openai_responses.is_responses_body(obj) or gemini.is_gemini_body(obj):
         failed = _logged_failure(obj)
-        if failed is not None:  # LiteLLM's payload of a failed call: its error beside the request
-            body = {name: value for name, value in obj.items() if name not in ("response", "error_str", "error_information")}
-            return _record(body, file, line, "bare", "", reused, response=failed,
-                           session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj))
-        if obj.get("response") is None:
+        if failed is None and obj.get("response") is None:
             return _linked(_record(obj, file, line, "bare", "", reused, session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj)), obj)
-        # a request body with its reply beside the messages, as proxies log them (LiteLLM)
-        body = {name: value for name, value in obj.items() if name != "response"}
-        return _record(body, file, line, "bare", "", reused, response=parse_response(obj["response"], _status(obj)),
+        # a request body with its reply beside the messages, as proxies log them, or the error
+        # of a call LiteLLM logged as failed
+        beside = ("response",) if failed is None else ("response", "error_str", "error_information")
+        body = {name: value for name, value in obj.items() if name not in beside}
+        return _record(body, file, line, "bare", "", reused, response=failed or parse_response(obj["response"], _status(obj)),
                        session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj))
     request_name = _member(obj, _is_request_body)
     if request_name is not None:  # an envelope under other names: {"request_body": ..., "response_body": ...}
@@ -487,10 +485,7 @@ def _reply_alone(obj: dict[str, Any], file: str, line: int, session_key_path: st
     name = "response" if "response" in obj else _member(obj, _is_response_body)
     if name is None:
         return None
-    response, status = obj[name], _status(obj)
-    if _is_http_exchange(response):
-        response, status = response["body"], _status(response) or status
-    parsed = parse_response(http_body(response, "")[0], status)
+    parsed = _reply_under(obj, name)
     if parsed is None:
         return None
     links, session_key = request_links(obj), _session_key(obj, session_key_path)
@@ -505,15 +500,21 @@ def _envelope(obj: dict[str, Any], request_name: str, response_name: str | None,
     """The record of a request logged with what came back, each under its member's name."""
     request, pointer = http_body(obj.get(request_name), "/" + request_name.replace("~", "~0").replace("/", "~1"))
     request = _named_model(request, obj)
-    response, status = obj.get(response_name) if response_name else None, _status(obj)
-    if _is_http_exchange(response):
-        response, status = response["body"], _status(response) or status
     record = _record(
         request, file, line, "envelope", pointer, reused,
-        response=parse_response(response, status),
+        response=_reply_under(obj, response_name),
         session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj),
     )
     return _linked(record, obj)
+
+
+def _reply_under(obj: dict[str, Any], name: str | None) -> Response | None:
+    """The reply a log line holds under `name`: as the provider sent it, or in an HTTP
+    logger's exchange, whose status wins over the line's."""
+    response, status = obj.get(name) if name else None, _status(obj)
+    if _is_http_exchange(response):
+        response, status = response["body"], _status(response) or status
+    return parse_response(response, status)
 
 
 def _linked(record: Record | InputProblem | Skipped, line: dict[str, Any]) -> Record | InputProblem | Skipped:
