@@ -14,9 +14,8 @@ import yaml
 from ctxlint.ingest.jsonl import read_whole
 from ctxlint.ingest.record import InputProblem, Record, Skipped, nested_too_deep
 from ctxlint.ingest.responses import parse_response
-from ctxlint.ingest.schema import schema_problem
 from ctxlint.ingest import anthropic, eventstream, gemini, ollama, openai_responses
-from ctxlint.ingest.shapes import closest_shape_hint, history_held_by_provider, http_status, is_anthropic_body, named_by_url, ollama_body, translated_record
+from ctxlint.ingest.shapes import body_record, closest_shape_hint, history_held_by_provider, http_status, named_by_url, translated_record
 from ctxlint.ingest.sources import Source
 
 # Endpoints that are not chat-completions, and the reason a skip names.
@@ -197,14 +196,7 @@ def read_cassette(source: Source, session_key: str | None = None) -> Iterator[Re
                 continue
             yield translated_record(gemini, body, path, line, "cassette", "", response=parsed, scope=path)
             continue
-        if kind == anthropic.NAME or is_anthropic_body(body):
+        if kind == anthropic.NAME:  # by its endpoint, though its body may look like chat-completions
             yield translated_record(anthropic, body, path, line, "cassette", "", response=parsed, scope=path)
             continue
-        fields = {"response": parsed}
-        if kind == ollama.NAME or ollama.is_ollama_body(body):
-            body = ollama_body(body, fields)
-        problem = schema_problem(body, path, line)
-        if problem is not None:
-            yield problem
-            continue
-        yield Record(file=path, line=line, shape="cassette", request=body, scope=path, **fields)
+        yield body_record(body, path, line, "cassette", "", response=parsed, scope=path)

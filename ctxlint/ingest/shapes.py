@@ -274,7 +274,7 @@ def _described(body: Any) -> str:
     return json_type(body)
 
 
-def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, reused: int = 0, **fields: Any) -> Record | InputProblem | Skipped:
+def body_record(body: Any, file: str, line: int, shape: str, pointer_base: str, reused: int = 0, **fields: Any) -> Record | InputProblem | Skipped:
     if not isinstance(body, dict):
         return InputProblem(file, line, f"request body is {_described(body)}, not an object", pointer_base or "/")
     if is_anthropic_body(body, reused):
@@ -288,7 +288,7 @@ def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, reus
     if gemini.is_gemini_body(body):
         return translated_record(gemini, body, file, line, shape, pointer_base, **fields)
     if ollama.is_ollama_body(body):
-        body, reused = ollama_body(body, fields), 0
+        body, reused = _ollama_body(body, fields), 0
     if isinstance(body.get("messages"), list):
         INTERNER.intern(body["messages"], reused)
     problem = schema_problem(body, file, line, pointer_base, reused)
@@ -301,7 +301,7 @@ def _record(body: Any, file: str, line: int, shape: str, pointer_base: str, reus
     return Record(file=file, line=line, shape=shape, request=body, **fields)
 
 
-def ollama_body(body: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+def _ollama_body(body: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
     """The chat-completions body of an Ollama /api/chat body; into `fields`, its source
     map and its reply with the unnamed calls numbered after the request's."""
     chat, fields["source_map"] = ollama.to_chat(body)
@@ -402,7 +402,7 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
     if isinstance(obj.get("request"), dict) or ("request" in obj and "messages" not in obj):
         return _envelope(obj, "request", "response", file, line, session_key_path, reused)
     if isinstance(obj.get("custom_id"), str) and "body" in obj and ("method" in obj or "url" in obj):
-        return _record(obj["body"], file, line, "batch", "/body", reused, custom_id=obj["custom_id"],
+        return body_record(obj["body"], file, line, "batch", "/body", reused, custom_id=obj["custom_id"],
                        session_key=_session_key(obj, session_key_path) if session_key_path else None)
     if isinstance(obj.get("custom_id"), str) and ("response" in obj or "error" in obj):
         response = obj.get("response")
@@ -419,12 +419,12 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
     if "messages" in obj or openai_responses.is_responses_body(obj) or gemini.is_gemini_body(obj):
         failed = _logged_failure(obj)
         if failed is None and obj.get("response") is None:
-            return _linked(_record(obj, file, line, "bare", "", reused, session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj)), obj)
+            return _linked(body_record(obj, file, line, "bare", "", reused, session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj)), obj)
         # a request body with its reply beside the messages, as proxies log them, or the error
         # of a call LiteLLM logged as failed
         beside = ("response",) if failed is None else ("response", "error_str", "error_information")
         body = {name: value for name, value in obj.items() if name not in beside}
-        return _record(body, file, line, "bare", "", reused, response=failed or parse_response(obj["response"], _status(obj)),
+        return body_record(body, file, line, "bare", "", reused, response=failed or parse_response(obj["response"], _status(obj)),
                        session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj))
     request_name = _member(obj, _is_request_body)
     if request_name is not None:  # an envelope under other names: {"request_body": ..., "response_body": ...}
@@ -452,7 +452,7 @@ def _generation_record(obj: dict[str, Any], file: str, line: int, session_key_pa
     body.update({name: obj[name] for name in ("tools", *SETTINGS_APART) if name in obj})
     output = obj.get("output")
     response = parse_response({"role": "assistant", "content": output} if isinstance(output, str) else output)
-    return _record(body, file, line, "bare", "", response=response, source_map=kept_in_place(obj["input"], "input"),
+    return body_record(body, file, line, "bare", "", response=response, source_map=kept_in_place(obj["input"], "input"),
                    session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj))
 
 
@@ -500,7 +500,7 @@ def _envelope(obj: dict[str, Any], request_name: str, response_name: str | None,
     """The record of a request logged with what came back, each under its member's name."""
     request, pointer = http_body(obj.get(request_name), "/" + request_name.replace("~", "~0").replace("/", "~1"))
     request = _named_model(request, obj)
-    record = _record(
+    record = body_record(
         request, file, line, "envelope", pointer, reused,
         response=_reply_under(obj, response_name),
         session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj),
