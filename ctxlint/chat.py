@@ -183,12 +183,51 @@ def returned_reasoning(message: dict[str, Any]) -> Iterator[tuple[str, Any]]:
         yield THOUGHT_SIGNATURES, signatures
 
 
+# What a reasoning_details item carries that the provider checks when it comes back: a
+# signature over its text (Claude) or the encrypted reasoning itself (Gemini, OpenAI).
+SEALED_DETAIL_KEYS = ("signature", "data")
+
+
+def merged_details(details: list[Any]) -> list[Any]:
+    """reasoning_details with the fragments a stream sends of one item (same `index`, in a
+    row) joined into that item, as the reply that was not streamed carries it: texts
+    concatenated, a signature or data taken where one is given."""
+    merged: list[Any] = []
+    for item in details:
+        last = merged[-1] if merged else None
+        if (isinstance(item, dict) and isinstance(last, dict) and item.get("index") is not None
+                and item.get("index") == last.get("index") and item.get("type") == last.get("type")):
+            for name, value in item.items():
+                if isinstance(value, str) and isinstance(last.get(name), str) and name in ("text", "summary"):
+                    last[name] += value
+                elif value not in (None, "") or name not in last:
+                    last[name] = value
+        else:
+            merged.append(dict(item) if isinstance(item, dict) else item)
+    return merged
+
+
+def load_bearing_details(details: list[Any]) -> list[Any]:
+    """The reasoning_details items that must come back unchanged, without their `index`
+    (their place in the list). When some items are sealed (SEALED_DETAIL_KEYS), those are
+    what the provider reads back: an unsigned text or summary beside them is the readable
+    copy, and a client may leave it out (OpenRouter returns Gemini's reasoning as a text
+    item plus an encrypted one; the encrypted one is what Gemini needs)."""
+    items = [{name: value for name, value in item.items() if name != "index"} if isinstance(item, dict) else item
+             for item in merged_details(details)]
+    sealed = [item for item in items if isinstance(item, dict) and any(item.get(key) for key in SEALED_DETAIL_KEYS)]
+    return sealed or items
+
+
 def reasoning_text(value: Any) -> str:
-    """Comparable text of a reasoning value (reasoning_details is a list of parts)."""
+    """Comparable text of a reasoning value (reasoning_details is a list of parts, compared
+    by the parts that must come back: load_bearing_details)."""
     if isinstance(value, str):
         return value
     if value is None:
         return ""
+    if isinstance(value, list) and any(isinstance(item, dict) and "type" in item for item in value):
+        value = load_bearing_details(value)
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 

@@ -6,7 +6,7 @@ from typing import Any, Iterable
 
 import orjson
 
-from ctxlint.chat import REASONING_FIELDS, str_or_none, text_of
+from ctxlint.chat import REASONING_FIELDS, merged_details, str_or_none, text_of
 from ctxlint.ingest import anthropic, gemini, ollama, openai_responses
 from ctxlint.ingest.record import Response
 
@@ -135,7 +135,7 @@ def assemble_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> 
         if parts[name]:
             message[name] = "".join(parts[name])
     if details:
-        message["reasoning_details"] = details
+        message["reasoning_details"] = merged_details(details)
     if calls:
         message["tool_calls"] = [calls[index] for index in sorted(calls)]
     return Response(message=message, finish_reason=finish_reason, usage=usage, status=status, model=model, id=reply_id)

@@ -18,6 +18,11 @@ class ModifiedReasoningContent(Rule):
     compared (a `reasoning_details` passed back verbatim while the plain `reasoning`
     string is dropped is OpenRouter's documented way and is not flagged). For Claude the
     reasoning is the `thinking` / `redacted_thinking` blocks, text and signature.
+    `reasoning_details` are compared item by item, by what the provider checks: when some
+    items are sealed (a `signature`, or encrypted `data`), those must come back unchanged
+    and an unsigned text or summary beside them may be left out (Gemini through OpenRouter
+    needs its encrypted item back, not the readable copy); an item's `index` is its place
+    in the list, and the fragments a stream sends of one item count as that item, joined.
 
     ## Why is this bad?
     Reasoning is passed back so the model can continue its own plan. Trimmed, stripped,
