@@ -64,20 +64,23 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
         messages.append({"role": "system", "content": text})
         origins.append(Origin(None, pointer, content="", name="systemInstruction"))
     calls: dict[str, deque[str]] = {}  # the last model turn's call ids not yet answered, per function name
-    seen: dict[str, int] = {}  # how many calls without an id each name:hash has had so far
+    given: dict[str, deque[str]] = {}  # the ids of its calls, per id the body gave the call
+    seen: dict[str, int] = {}  # how many calls each name:hash has had so far
     for index, content in enumerate(body["contents"]):
         pointer = f"/contents/{index}"
         if not isinstance(content, dict) or not isinstance(content.get("parts"), list):
             raise BodyProblem(f"content {index} is not an object with a `parts` list", pointer)
         if content.get("role") == "model":
-            message, call_pointers = model_message(content["parts"], pointer, seen)
+            message, call_pointers, given_ids = model_message(content["parts"], pointer, seen)
             messages.append(message)
             origins.append(Origin(index, pointer, call_pointers, content="/parts", reasoning=pointer + "/parts"))
-            calls = defaultdict(deque)
-            for call in message.get("tool_calls", ()):
+            calls, given = defaultdict(deque), defaultdict(deque)
+            for call, given_id in zip(message.get("tool_calls", ()), given_ids):
                 calls[call["function"]["name"]].append(call["id"])
+                if given_id is not None:
+                    given[given_id].append(call["id"])
         else:
-            for message, origin in _user_messages(content["parts"], index, pointer, calls):
+            for message, origin in _user_messages(content["parts"], index, pointer, calls, given):
                 messages.append(message)
                 origins.append(origin)
     request = {name: value for name, value in body.items()
@@ -89,13 +92,19 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
     return request, SourceMap(tuple(origins), CALL_PARTS, reasoning="thought signatures")
 
 
-def model_message(parts: list[Any], pointer: str = "", seen: dict[str, int] | None = None) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """The assistant message of a model content, and the pointer of each call's part;
-    `seen` counts the calls without an id met so far, per name:hash."""
+def model_message(parts: list[Any], pointer: str = "", seen: dict[str, int] | None = None
+                  ) -> tuple[dict[str, Any], tuple[str, ...], tuple[str | None, ...]]:
+    """The assistant message of a model content, the pointer of each call's part and the id
+    the body gave each call (or None); `seen` counts the calls met so far, per name:hash.
+
+    Every call is named by its function and arguments (call_ids), the id it was given or
+    not: Gemini's replies mostly give none, and a client that adds its own when it sends
+    the turn back (`"id": "1"`) sends the same call."""
     texts: list[str] = []
     signatures: list[dict[str, Any]] = []
     tool_calls: list[dict[str, Any]] = []
     call_pointers: list[str] = []
+    given_ids: list[str | None] = []
     seen = {} if seen is None else seen
     for position, part in enumerate(parts):
         if not isinstance(part, dict):
@@ -110,19 +119,20 @@ def model_message(parts: list[Any], pointer: str = "", seen: dict[str, int] | No
                 where = f"{pointer}/parts/{position}/{_key(part, 'functionCall')}/name"
                 raise BodyProblem(f"{where} is not a string", where)
             arguments = orjson.dumps(call.get("args", {}), option=orjson.OPT_SORT_KEYS).decode()
-            call_id = call.get("id")
-            if not isinstance(call_id, str) or not call_id:
-                call_id = unnamed_call_id(name, arguments, seen)
-            tool_calls.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}})
+            given = call.get("id")
+            given_ids.append(given if isinstance(given, str) and given else None)
+            tool_calls.append({"id": unnamed_call_id(name, arguments, seen), "type": "function", "function": {"name": name, "arguments": arguments}})
             call_pointers.append(f"{pointer}/parts/{position}/{_key(part, 'functionCall')}")
         elif isinstance(part.get("text"), str) and not part.get("thought"):
             texts.append(part["text"])
-    return assistant_turn(texts, signatures, tool_calls), tuple(call_pointers)
+    return assistant_turn(texts, signatures, tool_calls), tuple(call_pointers), tuple(given_ids)
 
 
-def _user_messages(parts: list[Any], index: int, pointer: str, calls: dict[str, deque[str]]) -> Iterable[tuple[dict[str, Any], Origin]]:
+def _user_messages(parts: list[Any], index: int, pointer: str, calls: dict[str, deque[str]],
+                   given: dict[str, deque[str]]) -> Iterable[tuple[dict[str, Any], Origin]]:
     """A user content's tool messages (its functionResponse parts) and user messages (runs
-    of its other parts), in order. A response answers the first call of its name not yet
+    of its other parts), in order. A response with an id answers the call given that id
+    (none, if no call was); one without answers the first call of its name not yet
     answered; past them, the very response this content gave before answers that call
     again (a result sent twice), and any other answers none (its call was dropped)."""
     run: list[Any] = []
@@ -144,10 +154,14 @@ def _user_messages(parts: list[Any], index: int, pointer: str, calls: dict[str, 
         result = answer.get("response")
         content = result if isinstance(result, str) else orjson.dumps(result, option=orjson.OPT_SORT_KEYS).decode()
         waiting = calls.get(name)
-        call_id = answer.get("id") if isinstance(answer.get("id"), str) and answer.get("id") else (
-            waiting.popleft() if waiting else answers.get((name, content), f"{name}:unpaired"))
-        if waiting and answer.get("id") in waiting:
-            waiting.remove(answer["id"])
+        answered = answer.get("id")
+        if isinstance(answered, str) and answered:
+            ids = given.get(answered)  # the last call given that id keeps it: a result sent twice answers it twice
+            call_id = (ids.popleft() if len(ids) > 1 else ids[0]) if ids else answered
+            if waiting and call_id in waiting:
+                waiting.remove(call_id)
+        else:
+            call_id = waiting.popleft() if waiting else answers.get((name, content), f"{name}:unpaired")
         answers.setdefault((name, content), call_id)
         yield ({"role": "tool", "tool_call_id": call_id, "content": content},
                Origin(index, f"{pointer}/parts/{position}", content="/" + _key(part, "functionResponse")))
@@ -229,7 +243,7 @@ def assemble_events(chunks: list[dict[str, Any]], status: int | None = None) -> 
         model = field(chunk, "modelVersion") or model
         reply_id = field(chunk, "responseId") or reply_id
     try:
-        message, _ = model_message(parts)
+        message, _, _ = model_message(parts)
     except BodyProblem:  # a reply that breaks the format says nothing about what was sent back
         message, parts = {}, []
     if isinstance(finish, str):
