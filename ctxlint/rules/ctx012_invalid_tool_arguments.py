@@ -20,6 +20,8 @@ def parsed_arguments(arguments: Any) -> tuple[dict | None, str | None]:
         value = orjson.loads(arguments)
     except orjson.JSONDecodeError as error:
         return None, f"arguments is not complete JSON ({error.msg} at column {error.colno})"
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        return None, "arguments is encoded twice: a JSON string that holds the JSON object, not the object"
     if not isinstance(value, dict):
         return None, f"arguments is {json_type(value)} in JSON, not an object"
     return value, None
@@ -29,7 +31,8 @@ class InvalidToolArguments(Rule):
     """
     ## What it does
     Flags a tool call whose `arguments` is not a complete JSON object: a fragment of a
-    streamed call executed before the stream finished, a truncated string, a bare value.
+    streamed call executed before the stream finished, a truncated string, a bare value,
+    the object encoded twice (a JSON string holding the JSON string the model returned).
     An empty string is read as `{}`: several models (Claude on Bedrock, some
     OpenAI-compatible hosts) call a tool that takes no parameters that way. When the tool's
     schema requires parameters, CTX013 reports the missing ones. Calls of custom tools
@@ -52,7 +55,7 @@ class InvalidToolArguments(Rule):
     code = "CTX012"
     name = "invalid-tool-arguments"
     severity = "error"
-    remediation = "Execute a tool call only after its streamed arguments are complete, and send them back as one JSON string."
+    remediation = "Execute a tool call only after its streamed arguments are complete, and send them back as the one JSON string the model returned, encoded once."
 
     def check(self, ctx) -> Iterable[Violation]:
         for index, position, call in assistant_calls(ctx.messages, ctx.unchanged(self)):
