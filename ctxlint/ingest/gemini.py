@@ -92,6 +92,16 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
     return request, SourceMap(tuple(origins), CALL_PARTS, reasoning="thought signatures")
 
 
+_URL_SAFE = str.maketrans("-_", "+/")
+
+
+def standard_base64(signature: str) -> str:
+    """A thought signature in standard base64 without padding: it is protobuf bytes, which
+    the API reads in standard or URL-safe base64 alike (google-genai for Python decodes the
+    reply's and sends it back URL-safe), so either spelling is the same signature."""
+    return signature.translate(_URL_SAFE).rstrip("=")
+
+
 def model_message(parts: list[Any], pointer: str = "", seen: dict[str, int] | None = None
                   ) -> tuple[dict[str, Any], tuple[str, ...], tuple[str | None, ...]]:
     """The assistant message of a model content, the pointer of each call's part and the id
@@ -111,7 +121,7 @@ def model_message(parts: list[Any], pointer: str = "", seen: dict[str, int] | No
             raise BodyProblem(f"{pointer}/parts/{position} is not a part (an object)", f"{pointer}/parts/{position}")
         signature = field(part, "thoughtSignature")
         if isinstance(signature, str):
-            signatures.append({"type": "thought_signature", "signature": signature})
+            signatures.append({"type": "thought_signature", "signature": standard_base64(signature)})
         call = field(part, "functionCall")
         if isinstance(call, dict):
             name = call.get("name")

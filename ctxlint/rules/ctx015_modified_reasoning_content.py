@@ -23,6 +23,8 @@ class ModifiedReasoningContent(Rule):
     and an unsigned text or summary beside them may be left out (Gemini through OpenRouter
     needs its encrypted item back, not the readable copy); an item's `index` is its place
     in the list, and the fragments a stream sends of one item count as that item, joined.
+    Gemini's thought signatures are compared as the bytes they encode: standard and
+    URL-safe base64 spell the same signature.
 
     ## Why is this bad?
     Reasoning is passed back so the model can continue its own plan. Trimmed, stripped,
