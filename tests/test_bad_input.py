@@ -36,15 +36,16 @@ def test_empty_file_is_clean(tmp_path):
     assert findings(tmp_path, b"") == []
 
 
-def test_a_pretty_printed_document_in_a_jsonl_file_says_what_it_is(tmp_path):
-    """A JSON array spread over lines, named .jsonl: line 1 says the file is one JSON
-    document and how to read it; --input-format json reads it."""
-    demo = (FIXTURES / "readers" / "request_log_as_json_list.json").read_text(encoding="utf-8")
+def test_a_pretty_printed_document_in_a_jsonl_file_is_read_as_the_document_it_is(tmp_path):
+    """A JSON array spread over lines, named .jsonl, is read as its .json twin is; from
+    stdin, with no file to look into first, line 1 says the input is one JSON document
+    and how to read it."""
+    export = FIXTURES / "readers" / "request_log_as_json_list.json"
     log = tmp_path / "export.jsonl"
-    log.write_text(demo, encoding="utf-8")
-    first = next(f for f in json_report(str(log))["findings"] if f["line"] == 1)
+    log.write_text(export.read_text(encoding="utf-8"), encoding="utf-8")
+    assert code_lines(json_report(str(log))) == code_lines(json_report(str(export)))
+    first = next(f for f in json_report("-", input=export.read_bytes())["findings"] if f["line"] == 1)
     assert first["code"] == "CTX900" and "pass --input-format json" in first["message"]
-    assert code_lines(json_report(str(log), "--input-format", "json")) == code_lines(json_report(str(FIXTURES / "readers" / "request_log_as_json_list.json")))
 
 
 def test_a_json_document_with_a_bom_and_an_element_nested_past_the_scanner_is_read(tmp_path):

@@ -89,6 +89,26 @@ def test_snapshot_run_is_read_in_numeric_loop_order():
     assert (finding["code"], finding["turn"], finding["file"].endswith("loop-10/llm-request.jsonl")) == ("CTX003", 3, True)
 
 
+def test_a_snapshot_runs_event_stream_and_tool_executions_are_counted_as_skipped_not_read_as_logs():
+    """UI-TARS writes the run's events and each loop's tool executions beside the requests,
+    as pretty-printed JSON arrays named .jsonl: read as logs, each line was a CTX900."""
+    for path in (READERS / "snapshot_run", READERS):  # the run itself, or a folder it is in
+        report = json_report(str(path))
+        assert not [f for f in report["findings"] if f["code"] == "CTX900" and "snapshot_run" in f["file"]]
+        skipped = report["summary"]["skipped"]
+        assert skipped["a snapshot run's event stream (agent events, not requests)"] == 1
+        assert skipped["a snapshot loop's tool executions (their results come back in the next request)"] == 1
+
+
+def test_a_log_pretty_printed_as_jq_writes_it_is_read_record_by_record():
+    """`jq .` without -c writes each record over many lines, one after another: each one
+    is read as its JSONL line would be, at the line where it starts; a record that is not
+    JSON is a located CTX900 and reading goes on at the next record."""
+    report = json_report(str(READERS / "request_log_pretty_printed_as_jq_writes_it.jsonl"))
+    assert code_lines(report) == [("CTX003", 404), ("CTX004", 118), ("CTX005", 253), ("CTX008", 286), ("CTX008", 286), ("CTX900", 249)]
+    assert report["summary"]["records"] == 5
+
+
 def test_batch_input_and_output_join_on_custom_id_in_any_order():
     ingested = read_inputs([str(READERS / "batch_output.jsonl"), str(READERS / "batch_input.jsonl")])
     assert [r.custom_id for r in ingested.records] == ["conv-1-turn-1", "conv-1-turn-2"]

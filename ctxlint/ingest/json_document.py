@@ -13,11 +13,11 @@ from typing import Any, Iterator
 
 import orjson
 
-from ctxlint.ingest.jsonl import read_whole
+from ctxlint.ingest.jsonl import iter_lines, read_whole
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped
 from ctxlint.ingest.schema import request_problems
 from ctxlint.ingest.shapes import BatchOutput, as_item
-from ctxlint.ingest.sources import Source
+from ctxlint.ingest.sources import JSONL_SUFFIXES, Source
 
 CONVERSATION_KEYS = ("traj", "messages", "conversation")
 
@@ -73,12 +73,56 @@ def _log_records(path: str, text: str, data: Any, session_key: str | None) -> It
         line += text.count("\n", start, position)
 
 
+def _value_stream(text: str) -> list[tuple[int, Any]] | None:
+    """(line, value) of each JSON value of a text that holds several, one after another, as
+    jq writes them without -c. A value that is not JSON is a _Broken (what is wrong with
+    it), and reading goes on at the next line that opens a value at its first column.
+    None when the text is not such a stream: it opens with no value, or holds one alone."""
+    decoder = json.JSONDecoder()
+    found: list[tuple[int, Any]] = []
+    position, line = 0, 1
+    while True:
+        start = _SPACE.match(text, position).end()
+        line += text.count("\n", position, start)
+        if start >= len(text):
+            return found if len(found) > 1 or (found and isinstance(found[0][1], _Broken)) else None
+        try:
+            value, position = decoder.raw_decode(text, start)
+            found.append((line, value))
+            line += text.count("\n", start, position)
+        except (ValueError, RecursionError) as error:
+            if not found:
+                return None
+            found.append((line, _Broken(getattr(error, "msg", "nested too deep"))))
+            resume = _VALUE_OPENS.search(text, start + 1)
+            position = resume.start() + 1 if resume else len(text)
+            line += text.count("\n", start, position)
+
+
+class _Broken(str):
+    """What is wrong with a value of a value stream that is not JSON."""
+
+
+_SPACE = re.compile(r"\s*")
+_VALUE_OPENS = re.compile(r"\n[{\[]")
+
+
 def read_json_document(source: Source, session_key: str | None = None) -> Iterator[Record | InputProblem | Skipped]:
     raw = read_whole(source.path)
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as error:
-        yield InputProblem(source.path, error.lineno or 1, f"not JSON: {error.msg}")
+        stream = _value_stream(raw.decode("utf-8", "replace"))
+        if stream is None and source.path.lower().endswith(JSONL_SUFFIXES):
+            # named JSON Lines and no JSON read from its first line on: each line says what is wrong with it
+            yield from (as_item(obj, source.path, number, session_key) for number, obj, _ in iter_lines(source.path))
+            return
+        if stream is None:
+            yield InputProblem(source.path, error.lineno or 1, f"not JSON: {error.msg}")
+            return
+        for line, value in stream:  # several documents one after another: each one a log line
+            yield (InputProblem(source.path, line, f"not JSON: {value}") if isinstance(value, _Broken)
+                   else as_item(value, source.path, line, session_key))
         return
     items = data if isinstance(data, list) else [data]
     if any(_is_log_record(item) for item in items) and not any(_is_trajectory(item) for item in items):

@@ -34,8 +34,8 @@ class _RecodedUtf16:
         # a byte that is no UTF-16 becomes U+FFFD, and the line is still read (and reported if broken)
         self._text = io.TextIOWrapper(raw, encoding="utf-16", errors="replace", newline="")
 
-    def readline(self) -> bytes:
-        return self._text.readline().encode("utf-8", "surrogatepass")
+    def readline(self, size: int = -1) -> bytes:
+        return self._text.readline(size).encode("utf-8", "surrogatepass")
 
     def read(self) -> bytes:
         return self._text.read().encode("utf-8", "surrogatepass")

@@ -30,7 +30,7 @@ def is_snapshot_run(path: str) -> bool:
 def format_of_file(path: str) -> str | None:
     lower = path.lower()
     if lower.endswith(JSONL_SUFFIXES):
-        return "jsonl"
+        return "json" if _opens_a_document(path) else "jsonl"
     if lower.endswith(YAML_SUFFIXES):
         return "cassette"
     if lower.endswith(JSON_SUFFIXES):
@@ -38,17 +38,39 @@ def format_of_file(path: str) -> str | None:
     return None
 
 
+def _opens_a_document(path: str) -> bool:
+    """Whether a file named as JSON Lines opens with a bracket alone on its first line: JSON
+    spread over many lines (jq's output without -c, an array an agent framework writes
+    as .jsonl), which the JSON document reader reads."""
+    from ctxlint.ingest.jsonl import open_binary  # the opener that also reads gzip
+
+    if not os.path.isfile(path):
+        return False  # a pipe is read once, by its reader
+    try:
+        with open_binary(path) as stream:
+            for _ in range(64):  # past a few blank lines, not through a file of them
+                line = stream.readline(4096)
+                if not line.strip():
+                    if not line:
+                        return False  # the end of the file
+                    continue
+                return line.removeprefix(b"\xef\xbb\xbf").strip() in (b"{", b"[")
+    except (OSError, EOFError, ValueError):
+        pass  # the reader reports what keeps the file from being read
+    return False
+
+
 def _walk(directory: str) -> list[Source]:
     found: list[Source] = []
     for root, dirs, files in os.walk(directory):
         dirs.sort()
         if is_snapshot_run(root):
-            found.append(Source(root, "snapshot"))
+            found.append(Source(root, "snapshot"))  # its files are its reader's to read (or count as skipped)
             dirs[:] = [d for d in dirs if not LOOP_DIR.match(d)]
-        inside_loop = LOOP_DIR.match(os.path.basename(root)) is not None
+            continue
         for name in sorted(files):
             fmt = format_of_file(name)
-            if fmt is None or inside_loop:
+            if fmt is None:
                 continue
             found.append(Source(os.path.join(root, name), fmt))
     return found
