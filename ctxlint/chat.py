@@ -208,12 +208,13 @@ def merged_details(details: list[Any]) -> list[Any]:
 
 
 def load_bearing_details(details: list[Any]) -> list[Any]:
-    """The reasoning_details items that must come back unchanged, without their `index`
-    (their place in the list). When some items are sealed (SEALED_DETAIL_KEYS), those are
+    """The reasoning_details items that must come back unchanged, less their `index` (their
+    place in the list) and their members set to null (pydantic-ai sends `"id": null` back
+    where the reply had no id). When some items are sealed (SEALED_DETAIL_KEYS), those are
     what the provider reads back: an unsigned text or summary beside them is the readable
     copy, and a client may leave it out (OpenRouter returns Gemini's reasoning as a text
     item plus an encrypted one; the encrypted one is what Gemini needs)."""
-    items = [{name: value for name, value in item.items() if name != "index"} if isinstance(item, dict) else item
+    items = [{name: value for name, value in item.items() if name != "index" and value is not None} if isinstance(item, dict) else item
              for item in merged_details(details)]
     sealed = [item for item in items if isinstance(item, dict) and any(item.get(key) for key in SEALED_DETAIL_KEYS)]
     return sealed or items
