@@ -109,6 +109,14 @@ def test_a_log_pretty_printed_as_jq_writes_it_is_read_record_by_record():
     assert report["summary"]["records"] == 5
 
 
+def test_an_error_a_router_passes_on_says_what_the_provider_behind_it_said():
+    """OpenRouter answers "Provider returned error" and puts the provider's own error body
+    in error.metadata.raw: the finding quotes the provider."""
+    report = json_report(str(FIXTURES / "rules" / "CTX005" / "fail_openrouter_o3_reasoning_effort_none.jsonl"))
+    error = next(f for f in report["findings"] if f["code"] == "CTX022")
+    assert "Provider returned error: Unsupported value: 'none' is not supported with the 'o3-2025-04-16' model" in error["message"]
+
+
 def test_batch_input_and_output_join_on_custom_id_in_any_order():
     ingested = read_inputs([str(READERS / "batch_output.jsonl"), str(READERS / "batch_input.jsonl")])
     assert [r.custom_id for r in ingested.records] == ["conv-1-turn-1", "conv-1-turn-2"]

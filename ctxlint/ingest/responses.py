@@ -65,9 +65,28 @@ def _error_of(body: dict[str, Any]) -> dict[str, Any]:
     if isinstance(error, str):
         return {"message": error}
     if isinstance(error, dict):
-        return {key: error.get(key) for key in ("message", "type", "code", "param") if key in error}
+        found = {key: error.get(key) for key in ("message", "type", "code", "param") if key in error}
+        upstream = _upstream_message(error.get("metadata"))
+        if upstream:
+            found["message"] = f"{found['message']}: {upstream}" if isinstance(found.get("message"), str) else upstream
+        return found
     message = body.get("message") or body.get("detail")
     return {"message": message if isinstance(message, str) else orjson.dumps(body, option=orjson.OPT_SORT_KEYS)[:500].decode("utf-8", "replace")}
+
+
+def _upstream_message(metadata: Any) -> str | None:
+    """What the provider behind a router said, as OpenRouter passes it on under
+    `error.metadata.raw` (the provider's error body, as text)."""
+    raw = metadata.get("raw") if isinstance(metadata, dict) else None
+    if not isinstance(raw, str) or not raw.strip():
+        return None
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return raw.strip()[:500]
+    inner = body.get("error") if isinstance(body, dict) else None
+    message = inner.get("message") if isinstance(inner, dict) else inner if isinstance(inner, str) else None
+    return message if isinstance(message, str) else raw.strip()[:500]
 
 
 def sse_chunks(text: str) -> Iterable[dict[str, Any]]:

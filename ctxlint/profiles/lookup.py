@@ -31,6 +31,7 @@ class Profile:
     thinking_mode: str | None = None  # always, toggle, never
     thinking_default: bool = False
     reasoning_effort: tuple[str, ...] | None = None
+    effort_settings: tuple[str, ...] = ("reasoning_effort",)  # dotted request paths that carry the effort as sent
     rejects: tuple[tuple[str, Any], ...] = ()
     passback: frozenset[str] = field(default_factory=frozenset)
     sources: tuple[str, ...] = ()
@@ -134,6 +135,7 @@ class ProfileBook:
             thinking_mode=entry["thinking"]["mode"] if entry else None,
             thinking_default=bool(entry["thinking"].get("default")) if entry else False,
             reasoning_effort=tuple(entry["reasoning_effort"]) if entry and entry.get("reasoning_effort") else None,
+            effort_settings=tuple(entry.get("effort_settings", ("reasoning_effort",))) if entry else ("reasoning_effort",),
             rejects=tuple((r["path"], r["value"]) for r in entry.get("rejects", ())) if entry else (),
             passback=frozenset(entry.get("passback", ())) if entry else frozenset(),
             sources=tuple(entry.get("sources", ())) if entry else (("models-dev",) if window else ()),

@@ -13,7 +13,9 @@ class DisabledThinkingFlag(Rule):
     sent to GLM-5.x or to Volcengine's thinking-only doubao-seed-1.6-thinking (thinking is
     always on there; the hybrid doubao-seed-1.6 and GLM-4.x take the switch), and a
     `reasoning_effort` value outside the values the model's profile accepts (GLM-5.x
-    takes `low`, `high`, `max`).
+    takes `low`, `high`, `max`; o3 does not take `none`). For OpenAI's models the effort is
+    also read from `reasoning.effort` (the Responses API's, which OpenRouter passes on to
+    them as sent, while it translates it for other vendors' models).
 
     ## Why is this bad?
     Apps keep sending the switch they wrote for an older model after they move to a
@@ -48,10 +50,11 @@ class DisabledThinkingFlag(Rule):
                     key=(path, repr(value)), pointer="/" + path.replace(".", "/"),
                     evidence={"setting": path, "value": value, "profile": profile.id, "sources": list(profile.sources)},
                 )
-        effort = ctx.request.get("reasoning_effort")
-        if effort is not None and profile.reasoning_effort is not None and effort not in profile.reasoning_effort:
-            yield Violation(
-                f"reasoning_effort {effort!r} is not accepted by {profile.id}; accepted: {', '.join(profile.reasoning_effort)}",
-                key=("reasoning_effort", repr(effort)), pointer="/reasoning_effort",
-                evidence={"value": effort, "accepted": list(profile.reasoning_effort), "profile": profile.id},
-            )
+        for path in profile.effort_settings if profile.reasoning_effort is not None else ():
+            effort = dotted(ctx.request, path)
+            if effort is not None and effort not in profile.reasoning_effort:
+                yield Violation(
+                    f"{path} {effort!r} is not accepted by {profile.id}; accepted: {', '.join(profile.reasoning_effort)}",
+                    key=(path, repr(effort)), pointer="/" + path.replace(".", "/"),
+                    evidence={"setting": path, "value": effort, "accepted": list(profile.reasoning_effort), "profile": profile.id},
+                )
