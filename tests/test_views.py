@@ -56,6 +56,18 @@ def test_stats_per_model_and_session():
     assert "per model" in text and "deepseek-reasoner" in text and "prompt tokens by server" in text
 
 
+def test_show_names_a_lost_reply_the_log_never_held():
+    """A reply to tool results that was never logged nor sent back has no row: the record
+    names the loss apart, text and JSON, and a clean session has none."""
+    case = str(FIXTURES / "rules" / "CTX016" / "fail_reply_to_tool_results_not_stored.jsonl")
+    session = case + ":1"
+    record = orjson.loads(run_cli("show", case, "--session", session, "--format", "json").stdout)
+    assert [(loss["turn"], loss["code"]) for loss in record["unlogged_losses"]] == [(3, "CTX016")]
+    text = run_cli("show", case, "--session", session).stdout
+    assert "lost, and in no row" in text and "turn 3: CTX016: the model's reply to the tool results that ended turn 2 is missing" in text
+    assert orjson.loads(run_cli("show", DEMO, "--session", "trip-42", "--format", "json").stdout)["unlogged_losses"] == []
+
+
 def test_show_tells_a_summary_from_a_trim():
     log = str(FIXTURES / "views" / "summarized-history.jsonl")
     record = orjson.loads(run_cli("show", log, "--session", "k", "--format", "json").stdout)

@@ -13,6 +13,7 @@ def render_send_record_json(record: SendRecord, *, redact: bool) -> str:
         "session": record.session.id,
         "turns": [{"turn": n, "prompt_tokens": tokens, "counter": counter} for n, (tokens, counter) in sorted(record.turn_tokens.items())],
         "first_loss": {"message": record.first_loss[0], "turn": record.first_loss[1]} if record.first_loss else None,
+        "unlogged_losses": [{"turn": f.turn, "code": f.code, "message": f.message} for f in record.unlogged],  # quotes redacted with the report
         "messages": [
             {
                 "message": entry.row, "role": entry.role, "from": entry.origin, "tokens": entry.tokens, "counter": entry.counter,

@@ -63,6 +63,11 @@ def render_send_record(record: SendRecord, out: IO[str], *, color: bool, redact:
         if status.why:
             line.append(f": {safe(status.why)}")
         console.print(line)
+    if record.unlogged:
+        console.print()
+        console.print(Text("lost, and in no row: the log never held these messages", style="bold"))
+    for finding in record.unlogged:
+        console.print(Text(f"  turn {finding.turn}: {finding.code}: {safe(finding.message)}", style="red"))  # quotes redacted with the report
     if record.first_loss is not None:
         row, turn = record.first_loss
         console.print()

@@ -46,6 +46,7 @@ class SendRecord:
     entries: list[Entry]
     turn_tokens: dict[int, tuple[int, str]]  # turn -> (prompt tokens, counter)
     first_loss: tuple[int, int] | None  # (row, turn) of the first illegal drop or change
+    unlogged: list[Finding] = field(default_factory=list)  # losses of messages no row shows: the log never held them
 
 
 def _changed_fields(original: dict[str, Any], sent: dict[str, Any]) -> tuple[str, ...]:
@@ -63,6 +64,9 @@ def _changed_fields(original: dict[str, Any], sent: dict[str, Any]) -> tuple[str
 # What a message first sent without can be said of it though no request carried it whole
 # before: the reasoning its turn had (the reply that returned it was not logged).
 SENT_WITHOUT = ("CTX004",)
+# A loss of a message the log may never have held (a reply that was never logged nor sent
+# back): no row stands for it, so the record names it apart.
+UNLOGGED_LOSSES = ("CTX016",)
 
 
 def _finding_for(findings: list[Finding], turn: int, entry: Entry, index: int | None) -> Finding | None:
@@ -98,6 +102,12 @@ class SendRecordBuilder:
         self.counter = counter
         self.turn_tokens = turn_tokens
         self.entries: list[Entry] = []
+        self.placed: set[int] = set()  # the findings a row's status tells (by id)
+
+    def _told(self, finding: Finding) -> str:
+        """A status's why, told by a finding, which a row now shows."""
+        self.placed.add(id(finding))
+        return f"{finding.code}: {finding.message}"
 
     def _add(self, message: dict[str, Any], origin: str, turn: Turn) -> Entry:
         tokens = self.counter.count_message(message, turn.record.model)
@@ -147,7 +157,7 @@ class SendRecordBuilder:
                     entry.statuses[turn.number] = Status(SENT, index)
                     finding = _finding_for(self.findings, turn.number, entry, index)
                     if finding is not None and finding.code in SENT_WITHOUT and entry.role == "assistant":
-                        entry.statuses[turn.number] = Status(SENT, index, legal=False, why=f"{finding.code}: {finding.message}")
+                        entry.statuses[turn.number] = Status(SENT, index, legal=False, why=self._told(finding))
                     continue
                 entry = matched[index]
                 changed = _changed_fields(entry.original, message)
@@ -156,7 +166,7 @@ class SendRecordBuilder:
                     finding = _finding_for(self.findings, turn.number, entry, index)
                     reasoning_only = all(name in REASONING_FIELDS for name in changed)
                     if finding is not None:
-                        status.legal, status.why = False, f"{finding.code}: {finding.message}"
+                        status.legal, status.why = False, self._told(finding)
                     elif reasoning_only and (kept := [name for name, _ in returned_reasoning(message)]):
                         # one of the copies a reply carries is enough (OpenRouter's reasoning and reasoning_details)
                         status.why = f"its reasoning came back as {', '.join(kept)}"
@@ -174,7 +184,7 @@ class SendRecordBuilder:
                 finding = _finding_for(self.findings, turn.number, entry, None)
                 previous = entry.statuses.get(turn.number - 1)
                 if finding is not None:
-                    status = Status(DROPPED, legal=False, why=f"{finding.code}: {finding.message}")
+                    status = Status(DROPPED, legal=False, why=self._told(finding))
                 elif previous is not None and previous.kind in (DROPPED, SUMMARIZED):
                     status = Status(previous.kind, legal=previous.legal, why="still not sent" if previous.legal else previous.why)
                 elif edited is not None:
@@ -187,7 +197,8 @@ class SendRecordBuilder:
             response = turn.response_message
             if response is not None and message_identity(response) not in by_identity:
                 by_identity[message_identity(response)] = self._add(response, f"turn {turn.number} response", turn)
-        return SendRecord(self.session, self.entries, self.turn_tokens, self._first_loss())
+        unlogged = [f for f in self.findings if f.code in UNLOGGED_LOSSES and f.severity != "info" and id(f) not in self.placed]
+        return SendRecord(self.session, self.entries, self.turn_tokens, self._first_loss(), unlogged)
 
     def _pair_edited(self, turn: Turn, matched: dict[int, Entry]) -> None:
         """A system prompt sent last turn at index k, now missing, whose slot k holds a mostly equal
