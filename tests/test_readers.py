@@ -117,6 +117,14 @@ def test_an_error_a_router_passes_on_says_what_the_provider_behind_it_said():
     assert "Provider returned error: Unsupported value: 'none' is not supported with the 'o3-2025-04-16' model" in error["message"]
 
 
+def test_a_models_output_failing_the_request_is_info_not_a_request_error():
+    """Groq's tool_use_failed (the model answered in text where the request required a
+    tool call) says nothing wrong about the request: info, classed as model output."""
+    report = json_report(str(FIXTURES / "rules" / "CTX022" / "fail_model_output_error_as_info.jsonl"))
+    [finding] = report["findings"]
+    assert (finding["severity"], finding["evidence"]["class"]) == ("info", "model output")
+
+
 def test_batch_input_and_output_join_on_custom_id_in_any_order():
     ingested = read_inputs([str(READERS / "batch_output.jsonl"), str(READERS / "batch_input.jsonl")])
     assert [r.custom_id for r in ingested.records] == ["conv-1-turn-1", "conv-1-turn-2"]

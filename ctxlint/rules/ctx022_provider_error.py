@@ -10,6 +10,10 @@ from ctxlint.rules.ctx006_context_window_exceeded import CONTEXT_LENGTH_ERROR
 # (class, pattern over the error text); the first match names the class.
 ERROR_CLASSES = (
     ("context length", CONTEXT_LENGTH_ERROR),
+    # the model's output broke a constraint the request set (a required tool call, valid JSON):
+    # Groq's tool_use_failed, which quotes the failed generation
+    ("model output", re.compile(r"tool_use_failed|failed_generation|did not call a tool|failed to call a function"
+                                r"|(?:could not|failed to) parse (?:the )?(?:tool|function) call", re.IGNORECASE)),
     ("thinking/reasoning", re.compile(r"reasoning|thinking|thought|思考", re.IGNORECASE)),
     ("message order", re.compile(r"tool_call_id|tool_calls|tool_use|tool_result|tool output|function_call|must be followed|preceding|role|alternat|consecutive|order", re.IGNORECASE)),
     ("rate limit", re.compile(r"rate.?limit|too many requests|quota|throttl|限流", re.IGNORECASE)),
@@ -17,8 +21,9 @@ ERROR_CLASSES = (
     ("server error", re.compile(r"overloaded|internal server error|service unavailable|bad gateway|temporarily unavailable|服务繁忙|系统繁忙", re.IGNORECASE)),
 )
 STATUS_CLASSES = {401: "auth", 403: "auth", 429: "rate limit"}
-# the provider's load, not the request's fault: worth knowing in triage, not failing a gate
-TRANSIENT = ("rate limit", "server error")
+# the provider's load or the model's sampling, not the request's fault: worth knowing in
+# triage (a run of them explains a slow or failed session), not failing a gate
+TRANSIENT = ("rate limit", "server error", "model output")
 TRANSIENT_SEVERITY = "info"
 
 
@@ -37,9 +42,11 @@ class ProviderError(Rule):
     """
     ## What it does
     Reports a logged response that is an API error, classified as message order,
-    thinking/reasoning, auth, rate limit, server error or other, quoting the provider's
-    message. Rate-limit and server errors (HTTP 429, 5xx, "overloaded") are reported as
-    info, not error: they say nothing about the request, and retrying them is the right
+    thinking/reasoning, model output, auth, rate limit, server error or other, quoting the
+    provider's message. Rate-limit and server errors (HTTP 429, 5xx, "overloaded") and
+    model-output errors (the model did not make the tool call the request required, or
+    wrote a call that does not parse: Groq's `tool_use_failed`) are reported as info, not
+    error: they say nothing wrong about the request, and retrying them is the right
     handling (the retry itself is legal for every rule), but a run of them explains a
     slow or failed session. A context-length error is reported once, by CTX006, with the
     token count, not again here.
