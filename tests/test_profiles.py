@@ -17,6 +17,12 @@ from ctxlint.profiles.lookup import ProfileBook
     ("bedrock/anthropic.claude-3-5-sonnet-20240620-v1:0", "claude", 200_000),
     ("us.anthropic.claude-sonnet-4-20250514-v1:0", "claude", 200_000),  # a Bedrock cross-region profile
     ("claude-haiku-4-5@20251001", "claude", 200_000),  # Vertex AI's versioned name
+    ("claude-sonnet-4-6", "claude-4.6", 1_000_000),  # the 4.6 models and all newer serve 1M tokens, not 200K
+    ("anthropic/claude-opus-4.7", "claude-adaptive-only", 1_000_000),
+    ("global.anthropic.claude-opus-4-7", "claude-adaptive-only", 1_000_000),
+    ("claude-sonnet-5", "claude-adaptive", 1_000_000),
+    ("claude-fable-5-1", "claude-always-thinking", 1_000_000),
+    ("claude-sonnet-4-5-20250929", "claude", 200_000),
     ("Doubao-pro-32k", "doubao", 32_768),
     ("moonshot-v1-128k", "moonshot-v1", 131_072),
 ])

@@ -15,7 +15,7 @@ import orjson
 _DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|\d{6}|\d{4})$")
 _WINDOW_SUFFIX = re.compile(r"-([1-9]\d{0,3})k(?:-|$)")  # 8k … 9999k; longer digits are not a window
 _HOST_PREFIXES = ("zai-", "accounts-")
-_BEDROCK_NAME = re.compile(r"(?:[a-z-]{2,7}\.)?(?:anthropic|meta|mistral|amazon|cohere|ai21|deepseek|qwen|openai|moonshot|minimax|writer)\.([a-z].*?)-v\d+")
+_BEDROCK_NAME = re.compile(r"(?:[a-z-]{2,7}\.)?(?:anthropic|meta|mistral|amazon|cohere|ai21|deepseek|qwen|openai|moonshot|minimax|writer)\.([a-z].*?)(?:-v\d+)?")
 # When several models.dev providers list a model, the maker's own listing speaks first.
 _PROVIDER_PRIORITY = ("zai", "zhipuai", "deepseek", "moonshotai", "minimax", "alibaba", "openai", "anthropic", "google", "xai", "mistral")
 
