@@ -23,6 +23,8 @@ from ctxlint.profiles.lookup import ProfileBook
     ("claude-sonnet-5", "claude-adaptive", 1_000_000),
     ("claude-fable-5-1", "claude-always-thinking", 1_000_000),
     ("claude-sonnet-4-5-20250929", "claude", 200_000),
+    ("gpt-5.5-2026-04-23", "gpt-5", 1_050_000),  # the GPT-5 family's windows differ by model
+    ("gpt-5-mini", "gpt-5", 400_000),
     ("Doubao-pro-32k", "doubao", 32_768),
     ("moonshot-v1-128k", "moonshot-v1", 131_072),
 ])
