@@ -14,7 +14,8 @@ class DisabledThinkingFlag(Rule):
     always on there; the hybrid doubao-seed-1.6 and GLM-4.x take the switch), or to
     Claude Fable 5.x and Opus 5.5 (adaptive thinking, always on), and the manual
     `thinking: {"type": "enabled", "budget_tokens": …}` sent to Claude Opus 4.7 and newer,
-    which take adaptive thinking only (Opus 4.6 and older still take it), and a
+    which take adaptive thinking only (Opus 4.6 and older still take it), a thinking budget
+    of 0 sent to Gemini 2.5 Pro (which cannot turn thinking off), and a
     `reasoning_effort` value outside the values the model's profile accepts (GLM-5.x
     takes `low`, `high`, `max`; o3 does not take `none`). For OpenAI's models the effort is
     also read from `reasoning.effort` (the Responses API's, which OpenRouter passes on to
