@@ -14,7 +14,7 @@ import yaml
 from conftest import FIXTURES
 from ctxlint.ingest import eventstream, read_inputs
 from ctxlint.ingest.responses import parse_response
-from helpers import code_lines, json_report, located_findings, write_records
+from helpers import code_lines, json_report, located_findings, run_cli, write_records
 
 READERS = FIXTURES / "readers"
 
@@ -123,6 +123,18 @@ def test_a_models_output_failing_the_request_is_info_not_a_request_error():
     report = json_report(str(FIXTURES / "rules" / "CTX022" / "fail_model_output_error_as_info.jsonl"))
     [finding] = report["findings"]
     assert (finding["severity"], finding["evidence"]["class"]) == ("info", "model output")
+
+
+def test_tau2_bench_results_are_read_as_the_agent_saw_each_simulation():
+    """τ²-bench's results file: each simulation is a trajectory of the agent's model
+    (info.agent_info.llm), its `{id, name, arguments}` calls and the tool messages that
+    answer them by `id` read the chat-completions way; the user simulator's own tool calls
+    and results are not the agent's, and the reasoning in `raw_data` is not claimed as sent."""
+    report = json_report(str(READERS / "tau2_results.json"))
+    assert [s["requests"] for s in report["sessions"]] == [4, 2]
+    assert run_cli("check", str(READERS / "tau2_results.json")).stdout.count("· claude-sonnet-4-5 ·") == 2
+    [finding] = report["findings"]
+    assert (finding["code"], finding["tool_call_id"], finding["session"].endswith("#task_id=1,trial=0")) == ("CTX001", "toolu_99", True)
 
 
 def test_batch_input_and_output_join_on_custom_id_in_any_order():

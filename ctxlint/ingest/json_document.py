@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 import orjson
@@ -124,37 +125,110 @@ def read_json_document(source: Source, session_key: str | None = None) -> Iterat
             yield (InputProblem(source.path, line, f"not JSON: {value}") if isinstance(value, _Broken)
                    else as_item(value, source.path, line, session_key))
         return
-    items = data if isinstance(data, list) else [data]
-    if any(_is_log_record(item) for item in items) and not any(_is_trajectory(item) for item in items):
-        yield from _log_records(source.path, raw.decode("utf-8"), data, session_key)
-        return
-    if not any(_conversation_key(item) is not None for item in items):
-        yield Skipped(source.path, 1, "JSON file that holds neither log records nor agent trajectories")
-        return
+    if _is_tau2_results(data):
+        trajectories = _tau2_trajectories(data)
+    else:
+        items = data if isinstance(data, list) else [data]
+        if any(_is_log_record(item) for item in items) and not any(_is_trajectory(item) for item in items):
+            yield from _log_records(source.path, raw.decode("utf-8"), data, session_key)
+            return
+        if not any(_conversation_key(item) is not None for item in items):
+            yield Skipped(source.path, 1, "JSON file that holds neither log records nor agent trajectories")
+            return
+        trajectories = _listed_trajectories(items)
+    for trajectory in trajectories:
+        if isinstance(trajectory, InputProblem):
+            yield InputProblem(source.path, 1, trajectory.message, trajectory.pointer)
+            continue
+        yield from _trajectory_records(source, trajectory)
+
+
+@dataclass(slots=True)
+class Trajectory:
+    """One conversation of a trajectory dump, as the agent saw it: its messages (each with
+    the pointer of the message it was in the file), the model, the session it names."""
+
+    key: str
+    model: str | None
+    messages: list[Any]
+    pointers: list[str]
+
+
+def _listed_trajectories(items: list[Any]) -> Iterator[Trajectory | InputProblem]:
+    """tau-bench's list of trajectories (`traj`), or any list of conversations."""
     for position, item in enumerate(items):
         member = _conversation_key(item)
         if member is None:
-            yield InputProblem(source.path, 1, f"trajectory {position} has no message list (looked for {', '.join(CONVERSATION_KEYS)})", f"/{position}")
+            yield InputProblem("", 1, f"trajectory {position} has no message list (looked for {', '.join(CONVERSATION_KEYS)})", f"/{position}")
             continue
         messages = item[member]
         named = [f"{k}={item[k]}" for k in ("task_id", "trial") if k in item]  # item is a dict: it had a message list
-        key = ",".join(named) if named else str(position)
         model = item.get("model") if isinstance(item.get("model"), str) else None
-        # every request of a trajectory is a prefix of it: the first broken message ends the ones that can be read
-        problems = request_problems({"model": model, "messages": messages})
-        broken = _first_message(problems[0][0]) if problems else len(messages)
-        for index, message in enumerate(messages[:broken + 1] if problems else messages):
-            if isinstance(message, dict) and message.get("role") == "assistant" and index > 0:
-                yield Record(
-                    file=source.path, line=1, shape="trajectory",
-                    request={"model": model, "messages": messages[:index]},
-                    response=Response(message=message),
-                    session_key=f"{source.path}#{key}",
-                    scope=source.path,
-                    extra={"pointer": f"/{position}/{member}/{index}"},
-                )
-        if problems:
-            pointer, what = problems[0]
-            where = f"/{position}/{member}" + pointer.removeprefix("/messages")
-            yield InputProblem(source.path, 1, f"trajectory {position} breaks the chat-completions schema at {where}: {what}; "
-                                               f"its requests from message {broken} on are not checked", where)
+        yield Trajectory(",".join(named) if named else str(position), model, messages,
+                         [f"/{position}/{member}/{index}" for index in range(len(messages))])
+
+
+def _is_tau2_results(data: Any) -> bool:
+    """τ²-bench's results file: `info` (the agent's model) and `simulations`, each with its messages."""
+    return (isinstance(data, dict) and isinstance(data.get("simulations"), list) and isinstance(data.get("info"), dict)
+            and all(isinstance(run, dict) and isinstance(run.get("messages"), list) for run in data["simulations"]))
+
+
+def _tau2_trajectories(data: dict[str, Any]) -> Iterator[Trajectory]:
+    """Each τ²-bench simulation as the agent saw it. The user simulator's own tool calls and
+    their results (requestor "user") are not the agent's; a call is `{id, name, arguments}`
+    and its result a tool message with the call's `id`, written here the chat-completions
+    way. The reasoning a logged reply carried (`raw_data`) is left out: the file does not
+    say what the agent sent back, only what was said."""
+    agent = data["info"].get("agent_info")
+    model = agent.get("llm") if isinstance(agent, dict) and isinstance(agent.get("llm"), str) else None
+    for position, run in enumerate(data["simulations"]):
+        messages, pointers = [], []
+        for index, message in enumerate(run["messages"]):
+            if not isinstance(message, dict):
+                messages.append(message)  # the schema check reports it, at its place
+            elif message.get("role") == "tool":
+                if message.get("requestor") == "user":
+                    continue
+                messages.append({"role": "tool", "tool_call_id": message.get("id"), "content": message.get("content")})
+            else:
+                calls = [call for call in message.get("tool_calls") or () if isinstance(call, dict) and call.get("requestor") != "user"]
+                converted = {"role": message.get("role"), "content": message.get("content")}
+                if calls and message.get("role") == "assistant":
+                    converted["tool_calls"] = [_tau2_call(call) for call in calls]
+                if message.get("role") == "user" and not message.get("content") and message.get("tool_calls"):
+                    continue  # the user simulator only ran its own tools
+                messages.append(converted)
+            pointers.append(f"/simulations/{position}/messages/{index}")
+        named = [f"{k}={run[k]}" for k in ("task_id", "trial") if k in run]
+        yield Trajectory(",".join(named) if named else str(run.get("id", position)), model, messages, pointers)
+
+
+def _tau2_call(call: dict[str, Any]) -> dict[str, Any]:
+    arguments = call.get("arguments")
+    return {"id": call.get("id"), "type": "function",
+            "function": {"name": call.get("name"), "arguments": arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode()}}
+
+
+def _trajectory_records(source: Source, trajectory: Trajectory) -> Iterator[Record | InputProblem]:
+    """Each assistant message of a trajectory as the request of everything before it."""
+    messages = trajectory.messages
+    # every request of a trajectory is a prefix of it: the first broken message ends the ones that can be read
+    problems = request_problems({"model": trajectory.model, "messages": messages})
+    broken = _first_message(problems[0][0]) if problems else len(messages)
+    for index, message in enumerate(messages[:broken + 1] if problems else messages):
+        if isinstance(message, dict) and message.get("role") == "assistant" and index > 0:
+            yield Record(
+                file=source.path, line=1, shape="trajectory",
+                request={"model": trajectory.model, "messages": messages[:index]},
+                response=Response(message=message),
+                session_key=f"{source.path}#{trajectory.key}",
+                scope=source.path,
+                extra={"pointer": trajectory.pointers[index]},
+            )
+    if problems:
+        pointer, what = problems[0]
+        at = _first_message(pointer)
+        where = trajectory.pointers[at] + pointer.removeprefix(f"/messages/{at}") if pointer.startswith("/messages/") and at < len(trajectory.pointers) else pointer
+        yield InputProblem(source.path, 1, f"trajectory {trajectory.key} breaks the chat-completions schema at {where}: {what}; "
+                                           f"its requests from message {broken} on are not checked", where)
