@@ -183,9 +183,18 @@ def returned_reasoning(message: dict[str, Any]) -> Iterator[tuple[str, Any]]:
         yield THOUGHT_SIGNATURES, signatures
 
 
-# What a reasoning_details item carries that the provider checks when it comes back: a
-# signature over its text (Claude) or the encrypted reasoning itself (Gemini, OpenAI).
-SEALED_DETAIL_KEYS = ("signature", "data")
+# What a reasoning item carries that the provider checks when it comes back: a signature
+# over its text (Claude's thinking blocks), the encrypted reasoning itself (a redacted
+# block, OpenRouter's reasoning.encrypted, a Responses reasoning item's encrypted_content).
+SEALED_DETAIL_KEYS = ("signature", "data", "encrypted_content")
+
+
+def sealed(field: str, value: Any) -> bool:
+    """Whether a reasoning value is one the provider verifies (SEALED_DETAIL_KEYS, or
+    Gemini's thought signatures): a readable copy beside it does not stand in for it."""
+    if field == THOUGHT_SIGNATURES:
+        return True
+    return isinstance(value, list) and any(isinstance(item, dict) and any(item.get(key) for key in SEALED_DETAIL_KEYS) for item in value)
 
 
 def merged_details(details: list[Any]) -> list[Any]:

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Iterator
 
 import orjson
 
-from ctxlint.chat import ReasoningSeen, last_user_index, message_identity, returned_reasoning, role_of, short_hash
+from ctxlint.chat import ReasoningSeen, last_user_index, message_identity, returned_reasoning, role_of, sealed, short_hash
 from ctxlint.ingest.record import InputProblem, Record, too_deep
 from ctxlint.ingest.shapes import LOG_FIELDS
 from ctxlint.profiles import Profile, ProfileBook, passback_required
@@ -50,7 +50,8 @@ class ReasoningLedger:
     An entry with no fields means the turn was seen (in a logged response or a request)
     without any reasoning: the model did not think there, so there is nothing to pass back.
     Such an entry is kept as its origin alone, and a reasoning value as its digest. An
-    entry also names the model profile it was seen under (`_family`).
+    entry also names the model profile it was seen under (`_family`) and the fields whose
+    value the provider verifies (`_sealed`: signed blocks, encrypted items).
     """
 
     __slots__ = ("_seen",)
@@ -69,6 +70,8 @@ class ReasoningLedger:
                 entry = self._seen[identity] = {"_origin": entry or origin, "_family": family}
             if name not in entry:
                 entry[name] = ReasoningSeen.of(value)
+                if sealed(name, value):
+                    entry["_sealed"] = (*entry.get("_sealed", ()), name)
         if entry is None:
             self._seen[identity] = origin
 

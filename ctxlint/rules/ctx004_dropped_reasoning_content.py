@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import reasoning_of, role_of, tool_call_ids
+from ctxlint.chat import reasoning_of, reasoning_value, returned_reasoning, role_of, tool_call_ids
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -20,7 +20,10 @@ class DroppedReasoningContent(Rule):
     profile says that reasoning must be passed back. What the model returned is known
     from the logged response or from an earlier request's copy of the message. Without
     either, a tool-call turn of a model that is thinking in this request and requires
-    pass-back is flagged when it carries no reasoning at all.
+    pass-back is flagged when it carries no reasoning at all. One copy of a reply's
+    reasoning coming back is enough, unless the reply carried a sealed one (signed
+    thinking blocks, an encrypted item, thought signatures): the provider verifies that
+    one, so a readable copy alone (`reasoning_content`, a `reasoning` string) is flagged.
 
     When pass-back is required comes from the packaged model profiles: DeepSeek's thinking
     models, Kimi K2 thinking and MiniMax-M2 require it on turns that made tool calls; GLM
@@ -73,12 +76,15 @@ class DroppedReasoningContent(Rule):
             message = messages[index]
             if role_of(message) != "assistant" or not ctx.passback_required(index):
                 continue
-            if reasoning_of(message)[0] is not None:
-                continue
             identity = ctx.turn.identities[index]
-            known = ctx.known_reasoning(identity)
             ids = tool_call_ids(message)
             call_id = ids[0] if ids else None
+            if reasoning_of(message)[0] is not None:
+                kept_readable = self._readable_copy_only(ctx, index, identity, call_id)
+                if kept_readable is not None:
+                    yield kept_readable
+                continue
+            known = ctx.known_reasoning(identity)
             if known is not None:
                 returned = [name for name in known if not name.startswith("_")]
                 if not returned:
@@ -94,3 +100,26 @@ class DroppedReasoningContent(Rule):
                     key=identity, message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
                     evidence={"profile": ctx.profile.id, "sources": list(ctx.profile.sources), "model": ctx.turn.record.model},
                 )
+
+    @staticmethod
+    def _readable_copy_only(ctx, index: int, identity: tuple, call_id: str | None) -> Violation | None:
+        """A turn sent back with a readable copy of its reasoning (reasoning_content, a
+        reasoning string) but none of the sealed ones the reply carried (signed thinking
+        blocks, encrypted items, thought signatures): the provider verifies those, and the
+        readable copy cannot stand in for them."""
+        known = ctx.known_reasoning(identity)
+        wanted = known.get("_sealed") if known else None
+        if not wanted:
+            return None
+        message = ctx.messages[index]
+        if any(reasoning_value(message, name) not in (None, "", []) for name in wanted):
+            return None
+        kept = [name for name, _ in returned_reasoning(message)]
+        label = ctx.turn.record.field_label
+        return Violation(
+            f"assistant message {ctx.label(index)} comes back with {', '.join(map(label, kept)) or 'an empty reasoning field'} but without "
+            f"the {label(wanted[0])} the model returned for it ({known['_origin']}), which the provider verifies",
+            key=identity, message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
+            evidence={"returned_field": wanted[0], "kept_fields": kept, "seen_in": known["_origin"], "model": ctx.turn.record.model},
+        )
+
