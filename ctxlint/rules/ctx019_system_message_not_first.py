@@ -11,7 +11,8 @@ class SystemMessageNotFirst(Rule):
     """
     ## What it does
     Notes, once per session, a system message that appears after other (non-system)
-    messages.
+    messages, unless the model's profile documents them (Claude Opus 4.8 and newer take a
+    system message right after a user turn).
 
     ## Why is this bad?
     Some providers reject a system message that is not at the start, and some chat
@@ -32,6 +33,8 @@ class SystemMessageNotFirst(Rule):
     remediation = "Keep system messages at the start, or confirm the provider honours mid-conversation system messages."
 
     def check(self, ctx) -> Iterable[Violation]:
+        if ctx.profile.mid_conversation_system:
+            return  # the model documents them (Claude Opus 4.8 and newer)
         messages = ctx.messages
         start = ctx.unchanged(self)
         seen_other = any(role_of(m) not in STEERING_ROLES for m in messages[:start])
