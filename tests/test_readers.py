@@ -137,6 +137,17 @@ def test_tau2_bench_results_are_read_as_the_agent_saw_each_simulation():
     assert (finding["code"], finding["tool_call_id"], finding["session"].endswith("#task_id=1,trial=0")) == ("CTX001", "toolu_99", True)
 
 
+def test_a_bedrock_converse_cassette_is_read_as_the_messages_body_it_spells_differently():
+    """Converse's typeless blocks (toolUse, toolResult, reasoningContent), its toolSpec tools
+    and its additionalModelRequestFields (Claude's thinking): one session, its tool turn
+    passed back with its signed reasoning, nothing to report; the model from the URL."""
+    log = str(READERS / "bedrock_converse_tool_loop_with_thinking.yaml")
+    report = json_report(log)
+    assert ([s["requests"] for s in report["sessions"]], report["findings"]) == ([2], [])
+    assert [t["prompt_tokens"] for t in report["sessions"][0]["turns"]] == [397, 547]
+    assert "us.anthropic.claude-3-7-sonnet-20250219-v1:0" in run_cli("check", log).stdout
+
+
 def test_batch_input_and_output_join_on_custom_id_in_any_order():
     ingested = read_inputs([str(READERS / "batch_output.jsonl"), str(READERS / "batch_input.jsonl")])
     assert [r.custom_id for r in ingested.records] == ["conv-1-turn-1", "conv-1-turn-2"]

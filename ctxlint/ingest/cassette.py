@@ -14,7 +14,7 @@ import yaml
 from ctxlint.ingest.jsonl import read_whole
 from ctxlint.ingest.record import InputProblem, Record, Skipped, nested_too_deep
 from ctxlint.ingest.responses import parse_response
-from ctxlint.ingest import anthropic, eventstream, gemini, ollama, openai_responses
+from ctxlint.ingest import anthropic, converse, eventstream, gemini, ollama, openai_responses
 from ctxlint.ingest.shapes import body_record, closest_shape_hint, history_held_by_provider, http_status, named_by_url, translated_record
 from ctxlint.ingest.sources import Source
 
@@ -27,6 +27,8 @@ OTHER_ENDPOINTS = (
     (":generatecontent", gemini.NAME),
     (":streamgeneratecontent", gemini.NAME),
     ("/api/chat", ollama.NAME),
+    ("/converse", converse.NAME),
+    ("/converse-stream", converse.NAME),
     ("/embeddings", "embeddings"),
     ("/completions", "legacy completions"),
 )
@@ -170,7 +172,7 @@ def read_cassette(source: Source, session_key: str | None = None) -> Iterator[Re
         body = _as_json_data(request["parsed_body"]) if "parsed_body" in request else _decode_body(request.get("body"), request.get("headers"))
         url = request.get("uri") or request.get("url") or ""
         kind = _endpoint_kind(url if isinstance(url, str) else "", body)
-        if kind not in (None, anthropic.NAME, openai_responses.NAME, gemini.NAME, ollama.NAME):
+        if kind not in (None, anthropic.NAME, openai_responses.NAME, gemini.NAME, ollama.NAME, converse.NAME):
             yield Skipped(path, line, f"not chat-completions: {kind}")
             continue
         api = kind or "chat-completions"
@@ -195,6 +197,9 @@ def read_cassette(source: Source, session_key: str | None = None) -> Iterator[Re
                 yield InputProblem(path, line, f"{api} interaction {index}: {closest_shape_hint(body)}")
                 continue
             yield translated_record(gemini, body, path, line, "cassette", "", response=parsed, scope=path)
+            continue
+        if kind == converse.NAME:
+            yield translated_record(converse, body, path, line, "cassette", "", response=parsed, scope=path)
             continue
         if kind == anthropic.NAME:  # by its endpoint, though its body may look like chat-completions
             yield translated_record(anthropic, body, path, line, "cassette", "", response=parsed, scope=path)

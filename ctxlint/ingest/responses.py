@@ -7,7 +7,7 @@ from typing import Any, Iterable
 import orjson
 
 from ctxlint.chat import REASONING_FIELDS, merged_details, str_or_none, text_of
-from ctxlint.ingest import anthropic, gemini, ollama, openai_responses
+from ctxlint.ingest import anthropic, converse, gemini, ollama, openai_responses
 from ctxlint.ingest.record import Response
 
 
@@ -42,6 +42,8 @@ def parse_response(body: Any, status: int | None = None) -> Response | None:
         return gemini.parse_response_object(body, status)
     if ollama.is_reply(body):
         return ollama.parse_reply(body, status)
+    if converse.is_response_body(body):
+        return converse.parse_response_object(body, status)
     if body.get("role") == "assistant":  # the reply's message alone, as trace exports keep it
         return Response(message=body, status=status)
     if body.get("object") == "chat.completion.chunk":

@@ -12,13 +12,13 @@ from urllib.parse import unquote
 import orjson
 
 from ctxlint.chat import json_type, str_or_none
-from ctxlint.ingest import anthropic, gemini, ollama, openai_responses
+from ctxlint.ingest import anthropic, converse, gemini, ollama, openai_responses
 from ctxlint.ingest.call_ids import numbered_reply
 from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, too_deep
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import schema_problem
-from ctxlint.ingest.source_map import BodyProblem, SourceMap, kept_in_place
+from ctxlint.ingest.source_map import BodyProblem, SourceMap, kept_in_place, member_pointers
 
 # first found wins; then the same names in camelCase, as JavaScript loggers and trace exports write them
 SESSION_KEYS = ("session_id", "conversation_id", "thread_id", "trace_id", "metadata.session_id",
@@ -260,6 +260,8 @@ def model_in_url(url: Any, body: dict[str, Any]) -> str | None:
         return anthropic.model_in_url(url, body)
     if gemini.is_gemini_body(body):
         return gemini.model_from_url(url)
+    if converse.is_converse_body(body):
+        return converse.model_from_url(url)
     _, found, rest = url.partition("/openai/deployments/")
     deployment = unquote(rest.split("/", 1)[0]) if found and isinstance(body.get("messages"), list) else ""
     return deployment or None
@@ -277,6 +279,8 @@ def _described(body: Any) -> str:
 def body_record(body: Any, file: str, line: int, shape: str, pointer_base: str, reused: int = 0, **fields: Any) -> Record | InputProblem | Skipped:
     if not isinstance(body, dict):
         return InputProblem(file, line, f"request body is {_described(body)}, not an object", pointer_base or "/")
+    if converse.is_converse_body(body):  # before Anthropic's: its blocks carry no `type`, its system may be top-level
+        return translated_record(converse, body, file, line, shape, pointer_base, **fields)
     if is_anthropic_body(body, reused):
         return translated_record(anthropic, body, file, line, shape, pointer_base, **fields)
     responses = openai_responses.is_responses_body(body)
@@ -331,7 +335,7 @@ def sent_body(arguments: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
         if member != "extra_body" and not _chat_tools(kept.get("tools")):
             kept = {name: value for name, value in kept.items() if name != "tools"}
         body.update(kept)
-        settings.update({pointer: f"/{member}{pointer}" for pointer in _pointers(kept)})
+        settings.update({pointer: f"/{member}{pointer}" for pointer in member_pointers(kept)})
     return body, SourceMap((), settings=settings, reasoning=None)
 
 
@@ -339,17 +343,6 @@ def _chat_tools(tools: Any) -> bool:
     return isinstance(tools, list) and all(
         isinstance(tool, dict) and (tool.get("type") != "function" or isinstance(tool.get("function"), dict))
         and isinstance(tool.get("type"), str) for tool in tools)
-
-
-def _pointers(value: dict[str, Any], prefix: str = "", depth: int = 3) -> list[str]:
-    """JSON pointers of an object's members, and of their members, `depth` levels down."""
-    pointers = []
-    for name, member in value.items():
-        pointer = f"{prefix}/{str(name).replace('~', '~0').replace('/', '~1')}"
-        pointers.append(pointer)
-        if isinstance(member, dict) and depth > 1:
-            pointers += _pointers(member, pointer, depth - 1)
-    return pointers
 
 
 CONTEXT_HELD = ("not linted: a request in a context the provider holds (Volcengine's Context API, context_id), "

@@ -24,6 +24,18 @@ def assistant_turn(texts: list[str], reasoning: list[Any], calls: list[dict[str,
     return message
 
 
+def member_pointers(value: dict[str, Any], prefix: str = "", depth: int = 3) -> list[str]:
+    """JSON pointers of an object's members, and of their members, `depth` levels down
+    (how a setting logged apart from the body is found again)."""
+    pointers = []
+    for name, member in value.items():
+        pointer = f"{prefix}/{str(name).replace('~', '~0').replace('/', '~1')}"
+        pointers.append(pointer)
+        if isinstance(member, dict) and depth > 1:
+            pointers += member_pointers(member, pointer, depth - 1)
+    return pointers
+
+
 class BodyProblem(ValueError):
     """A body that cannot be read, and where (a JSON pointer into it)."""
 

@@ -1,0 +1,161 @@
+"""Amazon Bedrock's Converse API, read as the Anthropic Messages body it spells differently.
+
+A Converse block is an object with one member naming its kind: `{"text": …}`, `{"toolUse":
+{toolUseId, name, input}}`, `{"toolResult": {toolUseId, content, status}}`,
+`{"reasoningContent": {"reasoningText": {text, signature}}}` or `{"redactedContent": …}`,
+`{"cachePoint": …}` (a prompt-cache breakpoint, not content), an image or a document.
+`system` is a list of text blocks, tools are `toolConfig.tools[].toolSpec` with their
+schema under `inputSchema.json`, and model-specific settings (Claude's `thinking`) ride in
+`additionalModelRequestFields`. Each maps one to one onto a Messages block, so the body is
+rewritten block for block and read by ingest.anthropic; findings point into the Converse
+body (its settings under `additionalModelRequestFields`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+import orjson
+
+from ctxlint.chat import str_or_none
+from ctxlint.ingest import anthropic
+from ctxlint.ingest.record import Response
+from ctxlint.ingest.source_map import BodyProblem, SourceMap, member_pointers
+
+NAME = "Bedrock Converse API"
+BLOCK_KINDS = ("text", "toolUse", "toolResult", "reasoningContent", "image", "document", "video", "cachePoint",
+               "guardContent", "citationsContent")
+SETTINGS_APART = "additionalModelRequestFields"
+# Converse stop reasons in chat-completions terms
+FINISH_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length",
+                  "model_context_window_exceeded": "length", "guardrail_intervened": "content_filter",
+                  "content_filtered": "content_filter"}
+_MODEL_IN_URL = re.compile(r".*/model/([^/]+)/converse(?:-stream)?")
+
+
+def model_from_url(url: Any) -> str | None:
+    """The model a Converse URL names: …/model/us.anthropic.claude-3-7-sonnet-20250219-v1%3A0/converse."""
+    found = _MODEL_IN_URL.fullmatch(urlparse(url).path) if isinstance(url, str) else None
+    return unquote(found.group(1)) if found else None
+
+
+def is_converse_body(body: Any) -> bool:
+    """A Converse request: its settings (`inferenceConfig`, `toolConfig`,
+    `additionalModelRequestFields`), or messages whose blocks carry no `type` but one of
+    Converse's block members."""
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        return False
+    if any(key in body for key in ("inferenceConfig", "toolConfig", SETTINGS_APART)):
+        return True
+    for message in body["messages"][:2]:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list) and content and isinstance(content[0], dict) and "type" not in content[0]:
+            return any(kind in content[0] for kind in BLOCK_KINDS)
+    return False
+
+
+def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
+    """The normalized request of a Converse body, and where its messages came from."""
+    request, source_map = anthropic.to_chat(_as_messages_body(body))
+    apart = body.get(SETTINGS_APART)
+    settings = {pointer: f"/{SETTINGS_APART}{pointer}" for pointer in member_pointers(apart)} if isinstance(apart, dict) else {}
+    return request, replace(source_map, settings={**source_map.settings, **settings}, reasoning="reasoningContent blocks")
+
+
+def _as_messages_body(body: dict[str, Any]) -> dict[str, Any]:
+    messages = body["messages"]
+    rewritten = {name: value for name, value in body.items() if name not in ("messages", "system", "toolConfig", SETTINGS_APART)}
+    apart = body.get(SETTINGS_APART)
+    if isinstance(apart, dict):
+        rewritten.update(apart)  # what the model reads as its own request fields (Claude's thinking)
+    system = body.get("system")
+    if system is not None:
+        if not isinstance(system, list):
+            raise BodyProblem("`system` is not a list of blocks", "/system")
+        rewritten["system"] = [_block(block, f"/system/{index}") for index, block in enumerate(system) if not _cache_point(block)]
+    rewritten["messages"] = [_message(message, f"/messages/{index}") for index, message in enumerate(messages)]
+    tools = body.get("toolConfig", {}).get("tools") if isinstance(body.get("toolConfig"), dict) else None
+    if isinstance(tools, list):
+        rewritten["tools"] = [_tool(tool) for tool in tools if not _cache_point(tool)]
+    return rewritten
+
+
+def _message(message: Any, pointer: str) -> Any:
+    if not isinstance(message, dict) or not isinstance(message.get("content"), list):
+        return message  # ingest.anthropic says what is wrong with it, and where
+    return {**message, "content": [_block(block, f"{pointer}/content/{position}")
+                                   for position, block in enumerate(message["content"]) if not _cache_point(block)]}
+
+
+def _cache_point(block: Any) -> bool:
+    return isinstance(block, dict) and "cachePoint" in block
+
+
+def _block(block: Any, pointer: str) -> dict[str, Any]:
+    """A Converse block as the Messages block it stands for."""
+    if not isinstance(block, dict):
+        raise BodyProblem(f"{pointer} is not a content block (an object)", pointer)
+    if "text" in block:
+        return {"type": "text", "text": block["text"]}
+    if isinstance(block.get("toolUse"), dict):
+        use = block["toolUse"]
+        return {"type": "tool_use", "id": use.get("toolUseId"), "name": use.get("name"), "input": use.get("input", {})}
+    if isinstance(block.get("toolResult"), dict):
+        result = block["toolResult"]
+        content = result.get("content")
+        parts = [_result_part(part) for part in content] if isinstance(content, list) else content
+        return {"type": "tool_result", "tool_use_id": result.get("toolUseId"), "content": parts, "is_error": result.get("status") == "error"}
+    if isinstance(block.get("reasoningContent"), dict):
+        reasoning = block["reasoningContent"]
+        text = reasoning.get("reasoningText")
+        if isinstance(text, dict):
+            return {"type": "thinking", "thinking": text.get("text"), "signature": text.get("signature")}
+        return {"type": "redacted_thinking", "data": reasoning.get("redactedContent")}
+    kind = next((name for name in BLOCK_KINDS if name in block), None)
+    if kind is None:
+        raise BodyProblem(f"{pointer} is not a Converse content block (none of {', '.join(BLOCK_KINDS)})", pointer)
+    return {"type": kind, **block}  # an image, a document: what the user sent, kept as it was
+
+
+def _result_part(part: Any) -> Any:
+    """A tool result's content item as a Messages block: its text, or its JSON as text."""
+    if isinstance(part, dict) and "text" in part:
+        return {"type": "text", "text": part["text"]}
+    if isinstance(part, dict) and "json" in part:
+        return {"type": "text", "text": orjson.dumps(part["json"], option=orjson.OPT_SORT_KEYS).decode()}
+    return {"type": next(iter(part), "part"), **part} if isinstance(part, dict) and part else part
+
+
+def _tool(tool: Any) -> Any:
+    spec = tool.get("toolSpec") if isinstance(tool, dict) else None
+    if not isinstance(spec, dict):
+        return tool
+    schema = spec.get("inputSchema")
+    return {"name": spec.get("name"), "description": spec.get("description"),
+            "input_schema": schema.get("json") if isinstance(schema, dict) else schema}
+
+
+def is_response_body(body: Any) -> bool:
+    return isinstance(body, dict) and isinstance(body.get("output"), dict) and "stopReason" in body
+
+
+def parse_response_object(body: dict[str, Any], status: int | None = None) -> Response:
+    """The Response of a Converse reply: `output.message`, its stop reason and usage."""
+    output = body["output"].get("message")
+    message = None
+    if isinstance(output, dict) and isinstance(output.get("content"), list):
+        try:
+            message, _ = anthropic.assistant_message([_block(block, "") for block in output["content"] if not _cache_point(block)])
+        except BodyProblem:  # a reply that breaks the format says nothing about what was sent back
+            message = None
+    stop = str_or_none(body.get("stopReason"))
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    prompt = usage.get("inputTokens")
+    counted = None
+    if isinstance(prompt, int):
+        cached = sum(usage.get(name) or 0 for name in ("cacheReadInputTokens", "cacheWriteInputTokens") if isinstance(usage.get(name), int))
+        counted = {"prompt_tokens": prompt + cached, "completion_tokens": usage.get("outputTokens")}
+    return Response(message=message, finish_reason=FINISH_REASONS.get(stop, stop) if stop else None, usage=counted, status=status)
