@@ -353,6 +353,46 @@ def test_a_messages_body_sent_through_a_cloud_is_read_streamed_or_not(tmp_path, 
     assert models == {"us.anthropic.claude-3-haiku-20240307-v1:0" if cloud == "bedrock" else "claude-haiku-4-5@20251001"}
 
 
+def test_a_bedrock_converse_stream_reply_is_reassembled(tmp_path):
+    """ConverseStream sends its own events in AWS event-stream frames (no `bytes`): each
+    block's deltas are joined, reasoning text and signature, a tool call's input JSON. The
+    turn sent back with its reasoningContent block is clean; without it, CTX004."""
+    tools = {"tools": [{"toolSpec": {"name": "weather", "inputSchema": {"json": {"type": "object", "properties": {"city": {"type": "string"}}}}}}]}
+    asked = {"role": "user", "content": [{"text": "Weather in Oslo?"}]}
+    events = [{"role": "assistant"},
+              {"contentBlockIndex": 0, "delta": {"reasoningContent": {"text": "Call the "}}},
+              {"contentBlockIndex": 0, "delta": {"reasoningContent": {"text": "weather tool."}}},
+              {"contentBlockIndex": 0, "delta": {"reasoningContent": {"signature": "EqQBCkgIBRAB"}}},
+              {"contentBlockIndex": 0},
+              {"contentBlockIndex": 1, "start": {"toolUse": {"toolUseId": "tooluse_9", "name": "weather"}}},
+              {"contentBlockIndex": 1, "delta": {"toolUse": {"input": "{\"city\": "}}},
+              {"contentBlockIndex": 1, "delta": {"toolUse": {"input": "\"Oslo\"}"}}},
+              {"contentBlockIndex": 1},
+              {"stopReason": "tool_use"},
+              {"usage": {"inputTokens": 120, "outputTokens": 30, "totalTokens": 150}, "metrics": {"latencyMs": 900}}]
+    reasoning = {"reasoningContent": {"reasoningText": {"text": "Call the weather tool.", "signature": "EqQBCkgIBRAB"}}}
+    use = {"toolUse": {"toolUseId": "tooluse_9", "name": "weather", "input": {"city": "Oslo"}}}
+    result = {"role": "user", "content": [{"toolResult": {"toolUseId": "tooluse_9", "content": [{"json": {"c": 3}}]}}]}
+    url = "https://bedrock-runtime.us-east-1.amazonaws.com/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream"
+
+    def cassette(name, turn):
+        interactions = []
+        for messages, reply in (([asked], b"".join(_aws_frame({**event, "p": "abcd"}) for event in events)),
+                                ([asked, {"role": "assistant", "content": turn}, result], orjson.dumps(
+                                    {"output": {"message": {"role": "assistant", "content": [{"text": "3 C in Oslo."}]}},
+                                     "stopReason": "end_turn", "usage": {"inputTokens": 180, "outputTokens": 8}}))):
+            body = {"messages": messages, "toolConfig": tools, "additionalModelRequestFields": {"thinking": {"type": "enabled", "budget_tokens": 1024}}}
+            interactions.append({"request": {"method": "POST", "body": orjson.dumps(body).decode(), "url": url},
+                                 "response": {"body": reply, "headers": {"Content-Type": ["application/vnd.amazon.eventstream"]}, "code": 200}})
+        path = tmp_path / name
+        path.write_text(yaml.safe_dump({"version": 2, "interactions": interactions}), encoding="utf-8")
+        return str(path)
+
+    clean = json_report(cassette("kept.yaml", [reasoning, use]))
+    assert (clean["findings"], [t["prompt_tokens"] for t in clean["sessions"][0]["turns"]]) == ([], [120, 180])
+    assert [f["code"] for f in json_report(cassette("dropped.yaml", [use]))["findings"]] == ["CTX004"]
+
+
 def test_an_aws_event_stream_exception_frame_is_an_error_and_broken_frames_are_no_stream():
     assert eventstream.events(_aws_frame({"message": "Too many requests"}, "exception")) == [{"type": "error", "error": {"message": "Too many requests"}}]
     assert eventstream.events(_aws_frame({"bytes": "e30="})[:-9]) is None  # cut short

@@ -159,3 +159,60 @@ def parse_response_object(body: dict[str, Any], status: int | None = None) -> Re
         cached = sum(usage.get(name) or 0 for name in ("cacheReadInputTokens", "cacheWriteInputTokens") if isinstance(usage.get(name), int))
         counted = {"prompt_tokens": prompt + cached, "completion_tokens": usage.get("outputTokens")}
     return Response(message=message, finish_reason=FINISH_REASONS.get(stop, stop) if stop else None, usage=counted, status=status)
+
+
+def is_event_stream(chunks: list[dict[str, Any]]) -> bool:
+    """ConverseStream's events: each names its block (`contentBlockIndex`) or the message's end."""
+    return bool(chunks) and all("type" not in chunk and "choices" not in chunk for chunk in chunks) and any(
+        "contentBlockIndex" in chunk or "stopReason" in chunk for chunk in chunks)
+
+
+def assemble_events(chunks: list[dict[str, Any]], status: int | None = None) -> Response:
+    """One reply from ConverseStream's events: each block's deltas joined (text, a tool
+    call's input JSON, reasoning text and signature), the stop reason and the usage."""
+    blocks: dict[int, dict[str, Any]] = {}
+    stop: Any = None
+    usage: Any = None
+    for chunk in chunks:
+        if chunk.get("type") == "error":
+            return Response(error=chunk.get("error"), status=status)
+        index = chunk.get("contentBlockIndex")
+        start = chunk.get("start")
+        if isinstance(index, int) and isinstance(start, dict) and isinstance(start.get("toolUse"), dict):
+            blocks[index] = {"toolUse": {**start["toolUse"], "input": ""}}
+        delta = chunk.get("delta")
+        if isinstance(index, int) and isinstance(delta, dict):
+            _add_delta(blocks, index, delta)
+        stop = chunk.get("stopReason", stop)
+        usage = chunk.get("usage", usage)
+    content = [blocks[index] for index in sorted(blocks)]
+    for block in content:
+        use = block.get("toolUse")
+        if isinstance(use, dict) and isinstance(use.get("input"), str):
+            try:
+                use["input"] = orjson.loads(use["input"] or "{}")
+            except orjson.JSONDecodeError:
+                pass  # arguments cut off: CTX012 reads them as they are
+    return parse_response_object({"output": {"message": {"role": "assistant", "content": content}}, "stopReason": stop, "usage": usage}, status)
+
+
+def _add_delta(blocks: dict[int, dict[str, Any]], index: int, delta: dict[str, Any]) -> None:
+    if isinstance(delta.get("text"), str):
+        block = blocks.setdefault(index, {"text": ""})
+        block["text"] = block.get("text", "") + delta["text"]
+    elif isinstance(delta.get("toolUse"), dict) and isinstance(delta["toolUse"].get("input"), str):
+        use = blocks.setdefault(index, {"toolUse": {"input": ""}})["toolUse"]
+        use["input"] = (use.get("input") if isinstance(use.get("input"), str) else "") + delta["toolUse"]["input"]
+    elif isinstance(delta.get("reasoningContent"), dict):
+        reasoning = blocks.setdefault(index, {"reasoningContent": {"reasoningText": {"text": ""}}})["reasoningContent"]
+        part = delta["reasoningContent"]
+        if "redactedContent" in part:
+            reasoning.pop("reasoningText", None)
+            reasoning["redactedContent"] = part["redactedContent"]
+            return
+        text = reasoning.setdefault("reasoningText", {"text": ""})
+        if isinstance(part.get("text"), str):
+            text["text"] = (text.get("text") or "") + part["text"]
+        if isinstance(part.get("signature"), str):
+            text["signature"] = part["signature"]
+

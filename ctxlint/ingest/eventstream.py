@@ -1,6 +1,7 @@
-"""AWS event-stream bodies (`application/vnd.amazon.eventstream`), as Bedrock's
-InvokeModelWithResponseStream sends them: binary frames whose payloads carry, base64 under
-`bytes`, the events of the model's own stream (Anthropic's message_start, deltas…)."""
+"""AWS event-stream bodies (`application/vnd.amazon.eventstream`), as Bedrock sends them:
+binary frames whose payloads carry, base64 under `bytes`, the events of the model's own
+stream (InvokeModelWithResponseStream: Anthropic's message_start, deltas…), or Converse's
+own events as they are (ConverseStream: contentBlockDelta, messageStop, metadata)."""
 
 from __future__ import annotations
 
@@ -51,4 +52,4 @@ def _event(payload: bytes) -> dict[str, Any] | None:
         return event if isinstance(event, dict) else None
     if isinstance(wrapped.get("message"), str):  # an exception frame: {"message": "..."}
         return {"type": "error", "error": {"message": wrapped["message"]}}
-    return None
+    return wrapped  # ConverseStream's own event (contentBlockDelta, messageStop…), told by its members

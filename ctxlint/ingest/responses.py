@@ -118,6 +118,8 @@ def assemble_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> 
         return gemini.assemble_events(chunks, status)
     if ollama.is_event_stream(chunks):
         return ollama.assemble_events(chunks, status)
+    if converse.is_event_stream(chunks):
+        return converse.assemble_events(chunks, status)
     parts: dict[str, list[str]] = {"content": [], **{name: [] for name in REASONING_FIELDS[:2]}}
     details: list[Any] = []
     calls: dict[int, dict[str, Any]] = {}
