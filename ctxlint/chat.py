@@ -229,6 +229,23 @@ def load_bearing_details(details: list[Any]) -> list[Any]:
     return sealed or items
 
 
+def canonical_json(value: Any) -> str:
+    """A value as text that does not depend on the order its objects' keys were written in:
+    a string is itself, anything else its JSON with keys sorted."""
+    if isinstance(value, str):
+        return value
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:  # not JSON data (a key that is not a string, nested past orjson's depth)
+        return repr(value)
+
+
+def key_text(value: Any) -> str:
+    """A value as a finding's key spells it: `repr` of a scalar, the canonical JSON of an
+    object or array (whose key order is the writer's, not part of what it says)."""
+    return canonical_json(value) if isinstance(value, (dict, list)) else repr(value)
+
+
 def reasoning_text(value: Any) -> str:
     """Comparable text of a reasoning value (reasoning_details is a list of parts, compared
     by the parts that must come back: load_bearing_details)."""
@@ -238,7 +255,7 @@ def reasoning_text(value: Any) -> str:
         return ""
     if isinstance(value, list) and any(isinstance(item, dict) and "type" in item for item in value):
         value = load_bearing_details(value)
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    return canonical_json(value)
 
 
 class ReasoningSeen(tuple):

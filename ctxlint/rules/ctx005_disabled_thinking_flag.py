@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from ctxlint.chat import key_text
 from ctxlint.ingest.shapes import dotted
 from ctxlint.rules.base import Rule, Violation
 
@@ -51,7 +52,7 @@ class DisabledThinkingFlag(Rule):
             if sent == value:
                 yield Violation(
                     f"{profile.id} rejects {path} = {value!r} (model {ctx.turn.record.model})",
-                    key=(path, repr(value)), pointer="/" + path.replace(".", "/"),
+                    key=(path, key_text(value)), pointer="/" + path.replace(".", "/"),
                     evidence={"setting": path, "value": value, "profile": profile.id, "sources": list(profile.sources)},
                 )
         for path in profile.effort_settings if profile.reasoning_effort is not None else ():
@@ -59,6 +60,6 @@ class DisabledThinkingFlag(Rule):
             if effort is not None and effort not in profile.reasoning_effort:
                 yield Violation(
                     f"{path} {effort!r} is not accepted by {profile.id}; accepted: {', '.join(profile.reasoning_effort)}",
-                    key=(path, repr(effort)), pointer="/" + path.replace(".", "/"),
+                    key=(path, key_text(effort)), pointer="/" + path.replace(".", "/"),
                     evidence={"setting": path, "value": effort, "accepted": list(profile.reasoning_effort), "profile": profile.id},
                 )

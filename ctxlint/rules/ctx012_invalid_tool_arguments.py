@@ -4,7 +4,7 @@ from typing import Any, Iterable
 
 import orjson
 
-from ctxlint.chat import assistant_calls, call_function, json_type
+from ctxlint.chat import assistant_calls, call_function, json_type, key_text
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -66,6 +66,6 @@ class InvalidToolArguments(Rule):
             if problem:
                 yield Violation(
                     f"tool call {call.get('id')!r} ({name}): {problem}",
-                    key=(call.get("id"), name, repr(arguments)[:200]), message_index=index, tool_call_id=call.get("id"),
+                    key=(call.get("id"), name, key_text(arguments)[:200]), message_index=index, tool_call_id=call.get("id"),
                     pointer=f"/messages/{index}/tool_calls/{position}/function/arguments",
                 )

@@ -4,7 +4,7 @@ from typing import Iterable
 
 import orjson
 
-from ctxlint.chat import assistant_calls, call_function, role_of, text_of, tool_calls_of
+from ctxlint.chat import assistant_calls, call_function, key_text, role_of, text_of, tool_calls_of
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx012_invalid_tool_arguments import parsed_arguments
 
@@ -12,7 +12,7 @@ from ctxlint.rules.ctx012_invalid_tool_arguments import parsed_arguments
 def call_signature(call: dict) -> tuple[str | None, str]:
     name, arguments = call_function(call)
     value, problem = parsed_arguments(arguments)
-    normalized = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode() if value is not None and not problem else repr(arguments)
+    normalized = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode() if value is not None and not problem else key_text(arguments)
     return name, normalized
 
 
