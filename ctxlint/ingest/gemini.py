@@ -142,8 +142,8 @@ def _user_messages(parts: list[Any], index: int, pointer: str, calls: dict[str, 
                    given: dict[str, deque[str]]) -> Iterable[tuple[dict[str, Any], Origin]]:
     """A user content's tool messages (its functionResponse parts) and user messages (runs
     of its other parts), in order. A response with an id answers the call given that id
-    (none, if no call was); one without answers the first call of its name not yet
-    answered; past them, the very response this content gave before answers that call
+    (none, if no call was); one without, or any once the calls were given no ids, answers
+    the first call of its name not yet answered; past them, the very response this content gave before answers that call
     again (a result sent twice), and any other answers none (its call was dropped)."""
     run: list[Any] = []
     answers: dict[tuple[Any, str], str] = {}  # (name, response) -> the call this content answered with it
@@ -165,12 +165,12 @@ def _user_messages(parts: list[Any], index: int, pointer: str, calls: dict[str, 
         content = result if isinstance(result, str) else orjson.dumps(result, option=orjson.OPT_SORT_KEYS).decode()
         waiting = calls.get(name)
         answered = answer.get("id")
-        if isinstance(answered, str) and answered:
+        if isinstance(answered, str) and answered and given:  # the calls were given ids: the response names its own
             ids = given.get(answered)  # the last call given that id keeps it: a result sent twice answers it twice
             call_id = (ids.popleft() if len(ids) > 1 else ids[0]) if ids else answered
             if waiting and call_id in waiting:
                 waiting.remove(call_id)
-        else:
+        else:  # calls without ids are answered by name, in order, whatever id a response carries
             call_id = waiting.popleft() if waiting else answers.get((name, content), f"{name}:unpaired")
         answers.setdefault((name, content), call_id)
         yield ({"role": "tool", "tool_call_id": call_id, "content": content},
