@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from ctxlint.chat import assistant_calls, call_function, similar
+from ctxlint.ingest.shapes import dotted
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx013_tool_arguments_schema_violation import declared_tools
 from ctxlint.sessions.grouping import agent_prompt
@@ -33,7 +34,10 @@ class UndeclaredTool(Rule):
     under that name. A call to a tool an earlier agent of the session declared is not
     flagged: agents hand a conversation over with its calls (the OpenAI Agents SDK keeps
     the `transfer_to_…` call in the next agent's history, whose tools do not declare it);
-    another agent is another system prompt, not a rewrite of the same one.
+    another agent is another system prompt, not a rewrite of the same one. Nor is a
+    request that forces a call of the tools it offers (`tool_choice` required, any or a
+    named tool): frameworks offer only their output tool at the last step to get a
+    structured answer, with the calls of the run's other tools in the history.
 
     ## Why is this bad?
     The app changed the tool list mid-session (a tool removed or renamed while its calls
@@ -55,7 +59,7 @@ class UndeclaredTool(Rule):
 
     def check(self, ctx) -> Iterable[Violation]:
         declared = declared_tool_names(ctx.request)
-        if not declared:
+        if not declared or forces_a_tool_call(ctx.request):
             return
         agent, offered = agent_prompt(ctx.messages), ctx.session.tools_offered
         offered = offered.next(agent, frozenset(declared)) if offered else ToolsOffered(agent, frozenset(declared))
@@ -70,6 +74,21 @@ class UndeclaredTool(Rule):
                     pointer=f"/messages/{index}/tool_calls/{position}/function/name",
                     evidence={"declared": sorted(declared)[:20]},
                 )
+
+
+FORCING_CHOICES = ("required", "any", "function", "tool", "allowed_tools", "custom")
+
+
+def forces_a_tool_call(request: dict) -> bool:
+    """Whether the request makes the model call one of the tools it offers (`tool_choice`
+    required, any or a named tool; Gemini's function-calling mode ANY): a step that narrows
+    the tools to get a structured answer, not a tool list the session lost."""
+    choice = request.get("tool_choice")
+    kind = choice.get("type") if isinstance(choice, dict) else choice
+    if kind in FORCING_CHOICES:
+        return True
+    mode = dotted(request, "toolConfig.functionCallingConfig.mode") or dotted(request, "tool_config.function_calling_config.mode")
+    return isinstance(mode, str) and mode.upper() == "ANY"
 
 
 def declared_tool_names(request: dict) -> set[str]:
