@@ -32,7 +32,8 @@ class DroppedReasoningContent(Rule):
     user message after them), where reasoning is the `thinking` blocks; OpenAI reasoning
     models (GPT-5, o-series) on Responses API function calls sent back with their item id
     (`fc_…`), where reasoning is the `reasoning` items that came before them in the
-    response (a call sent without its item id is not linked to any); Gemini 3 on the
+    response (a call sent without its item id is not linked to any; with `store: false`
+    nothing is linked, and only reasoning the reply carried encrypted can come back); Gemini 3 on the
     function calls of the current turn, where reasoning is the thought signatures (on the
     calls' `extra_content.google.thought_signature` through its OpenAI-compatible API). Turns
     without tool calls of DeepSeek reasoner histories are not judged: the API ignores
@@ -89,6 +90,8 @@ class DroppedReasoningContent(Rule):
                 returned = [name for name in known if not name.startswith("_")]
                 if not returned:
                     continue  # seen before without reasoning: the model did not think there
+                if ctx.profile.passback <= LINKED_ONLY and ctx.request.get("store") is False and not known.get("_sealed"):
+                    continue  # nothing stored to link to, and no encrypted copy that could come back
                 yield Violation(
                     f"assistant message {ctx.label(index)} comes back without the {ctx.turn.record.field_label(returned[0])} the model returned for it ({known['_origin']})",
                     key=identity, message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
