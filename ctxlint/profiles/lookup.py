@@ -165,5 +165,12 @@ def passback_required(profile: Profile, request: dict[str, Any], message: dict[s
     return "clear_thinking_false" in profile.passback and isinstance(thinking, dict) and thinking.get("clear_thinking") is False
 
 
+def sealed_only(profile: Profile, request: dict[str, Any]) -> bool:
+    """Whether only reasoning the reply carried sealed (encrypted) must come back: a
+    Responses request that stores nothing (`store: false`) links no call to a stored
+    reasoning item, and an item without its encrypted content cannot be sent back."""
+    return bool(profile.passback) and profile.passback <= {"item_linked_tool_calls"} and request.get("store") is False
+
+
 def source_text(source_id: str) -> str:
     return _table()["sources"].get(source_id, source_id)

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ctxlint.chat import reasoning_of, reasoning_value, returned_reasoning, role_of, tool_call_ids
+from ctxlint.profiles import sealed_only
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -90,7 +91,7 @@ class DroppedReasoningContent(Rule):
                 returned = [name for name in known if not name.startswith("_")]
                 if not returned:
                     continue  # seen before without reasoning: the model did not think there
-                if ctx.profile.passback <= LINKED_ONLY and ctx.request.get("store") is False and not known.get("_sealed"):
+                if sealed_only(ctx.profile, ctx.request) and not known.get("_sealed"):
                     continue  # nothing stored to link to, and no encrypted copy that could come back
                 yield Violation(
                     f"assistant message {ctx.label(index)} comes back without the {ctx.turn.record.field_label(returned[0])} the model returned for it ({known['_origin']})",

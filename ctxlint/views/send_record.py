@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxlint.chat import REASONING_FIELDS, Quoted, excerpt, last_user_index, message_identity, returned_reasoning, role_of, similar, text_of, tool_call_ids
-from ctxlint.profiles import ProfileBook, passback_required
+from ctxlint.chat import REASONING_FIELDS, Quoted, excerpt, last_user_index, message_identity, returned_reasoning, role_of, sealed, similar, text_of, tool_call_ids
+from ctxlint.profiles import ProfileBook, passback_required, sealed_only
 from ctxlint.rules.base import Finding
 from ctxlint.sessions.history import align
 from ctxlint.sessions.model import STEERING_ROLES, Session, Turn
@@ -170,7 +170,9 @@ class SendRecordBuilder:
                     elif reasoning_only and (kept := [name for name, _ in returned_reasoning(message)]):
                         # one of the copies a reply carries is enough (OpenRouter's reasoning and reasoning_details)
                         status.why = f"its reasoning came back as {', '.join(kept)}"
-                    elif reasoning_only and role_of(message) == "assistant" and passback_required(profile, turn.record.request, entry.original, index > last_user_index(turn.messages)):
+                    elif (reasoning_only and role_of(message) == "assistant"
+                          and passback_required(profile, turn.record.request, entry.original, index > last_user_index(turn.messages))
+                          and not (sealed_only(profile, turn.record.request) and not any(sealed(*kept) for kept in returned_reasoning(entry.original)))):
                         status.legal, status.why = False, f"{profile.id} requires this reasoning to be passed back"
                     elif reasoning_only:
                         status.why = f"dropping reasoning here is allowed by {profile.id or 'the unknown model'}"
