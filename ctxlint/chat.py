@@ -194,7 +194,11 @@ def sealed(field: str, value: Any) -> bool:
     Gemini's thought signatures): a readable copy beside it does not stand in for it."""
     if field == THOUGHT_SIGNATURES:
         return True
-    return isinstance(value, list) and any(isinstance(item, dict) and any(item.get(key) for key in SEALED_DETAIL_KEYS) for item in value)
+    return isinstance(value, list) and any(map(_sealed_item, value))
+
+
+def _sealed_item(item: Any) -> bool:
+    return isinstance(item, dict) and any(item.get(key) for key in SEALED_DETAIL_KEYS)
 
 
 def merged_details(details: list[Any]) -> list[Any]:
@@ -225,8 +229,7 @@ def load_bearing_details(details: list[Any]) -> list[Any]:
     item plus an encrypted one; the encrypted one is what Gemini needs)."""
     items = [{name: value for name, value in item.items() if name != "index" and value is not None} if isinstance(item, dict) else item
              for item in merged_details(details)]
-    sealed = [item for item in items if isinstance(item, dict) and any(item.get(key) for key in SEALED_DETAIL_KEYS)]
-    return sealed or items
+    return [item for item in items if _sealed_item(item)] or items
 
 
 def canonical_json(value: Any) -> str:

@@ -135,12 +135,9 @@ def read_json_document(source: Source, session_key: str | None = None) -> Iterat
         if not any(_conversation_key(item) is not None for item in items):
             yield Skipped(source.path, 1, "JSON file that holds neither log records nor agent trajectories")
             return
-        trajectories = _listed_trajectories(items)
+        trajectories = _listed_trajectories(source.path, items)
     for trajectory in trajectories:
-        if isinstance(trajectory, InputProblem):
-            yield InputProblem(source.path, 1, trajectory.message, trajectory.pointer)
-            continue
-        yield from _trajectory_records(source, trajectory)
+        yield from _trajectory_records(source, trajectory) if isinstance(trajectory, Trajectory) else (trajectory,)
 
 
 @dataclass(slots=True)
@@ -154,12 +151,12 @@ class Trajectory:
     pointers: list[str]
 
 
-def _listed_trajectories(items: list[Any]) -> Iterator[Trajectory | InputProblem]:
+def _listed_trajectories(path: str, items: list[Any]) -> Iterator[Trajectory | InputProblem]:
     """tau-bench's list of trajectories (`traj`), or any list of conversations."""
     for position, item in enumerate(items):
         member = _conversation_key(item)
         if member is None:
-            yield InputProblem("", 1, f"trajectory {position} has no message list (looked for {', '.join(CONVERSATION_KEYS)})", f"/{position}")
+            yield InputProblem(path, 1, f"trajectory {position} has no message list (looked for {', '.join(CONVERSATION_KEYS)})", f"/{position}")
             continue
         messages = item[member]
         named = [f"{k}={item[k]}" for k in ("task_id", "trial") if k in item]  # item is a dict: it had a message list
