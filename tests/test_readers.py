@@ -109,6 +109,14 @@ def test_a_log_pretty_printed_as_jq_writes_it_is_read_record_by_record():
     assert report["summary"]["records"] == 5
 
 
+def test_a_folder_walk_reads_a_pretty_printed_log_as_naming_it_does(tmp_path):
+    """The walk looks at how each .jsonl under the folder starts, wherever ctxlint runs from."""
+    log = READERS / "request_log_pretty_printed_as_jq_writes_it.jsonl"
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / log.name).write_bytes(log.read_bytes())
+    assert code_lines(json_report(str(tmp_path))) == code_lines(json_report(str(log)))
+
+
 def test_an_error_a_router_passes_on_says_what_the_provider_behind_it_said():
     """OpenRouter answers "Provider returned error" and puts the provider's own error body
     in error.metadata.raw: the finding quotes the provider."""

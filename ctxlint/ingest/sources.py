@@ -69,10 +69,11 @@ def _walk(directory: str) -> list[Source]:
             dirs[:] = [d for d in dirs if not LOOP_DIR.match(d)]
             continue
         for name in sorted(files):
-            fmt = format_of_file(name)
+            path = os.path.join(root, name)
+            fmt = format_of_file(path)  # the path, not the name: a .jsonl is opened to see how it starts
             if fmt is None:
                 continue
-            found.append(Source(os.path.join(root, name), fmt))
+            found.append(Source(path, fmt))
     return found
 
 
