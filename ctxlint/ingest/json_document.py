@@ -188,13 +188,13 @@ def _tau2_trajectories(data: dict[str, Any]) -> Iterator[Trajectory]:
                 if message.get("requestor") == "user":
                     continue
                 messages.append({"role": "tool", "tool_call_id": message.get("id"), "content": message.get("content")})
+            elif message.get("role") == "user" and not message.get("content") and message.get("tool_calls"):
+                continue  # the user simulator only ran its own tools
             else:
                 calls = [call for call in message.get("tool_calls") or () if isinstance(call, dict) and call.get("requestor") != "user"]
                 converted = {"role": message.get("role"), "content": message.get("content")}
                 if calls and message.get("role") == "assistant":
                     converted["tool_calls"] = [_tau2_call(call) for call in calls]
-                if message.get("role") == "user" and not message.get("content") and message.get("tool_calls"):
-                    continue  # the user simulator only ran its own tools
                 messages.append(converted)
             pointers.append(f"/simulations/{position}/messages/{index}")
         named = [f"{k}={run[k]}" for k in ("task_id", "trial") if k in run]
@@ -213,7 +213,7 @@ def _trajectory_records(source: Source, trajectory: Trajectory) -> Iterator[Reco
     # every request of a trajectory is a prefix of it: the first broken message ends the ones that can be read
     problems = request_problems({"model": trajectory.model, "messages": messages})
     broken = _first_message(problems[0][0]) if problems else len(messages)
-    for index, message in enumerate(messages[:broken + 1] if problems else messages):
+    for index, message in enumerate(messages[:broken + 1]):
         if isinstance(message, dict) and message.get("role") == "assistant" and index > 0:
             yield Record(
                 file=source.path, line=1, shape="trajectory",
@@ -225,7 +225,6 @@ def _trajectory_records(source: Source, trajectory: Trajectory) -> Iterator[Reco
             )
     if problems:
         pointer, what = problems[0]
-        at = _first_message(pointer)
-        where = trajectory.pointers[at] + pointer.removeprefix(f"/messages/{at}") if pointer.startswith("/messages/") and at < len(trajectory.pointers) else pointer
+        where = trajectory.pointers[broken] + pointer.removeprefix(f"/messages/{broken}") if pointer.startswith("/messages/") and broken < len(trajectory.pointers) else pointer
         yield InputProblem(source.path, 1, f"trajectory {trajectory.key} breaks the chat-completions schema at {where}: {what}; "
                                            f"its requests from message {broken} on are not checked", where)
