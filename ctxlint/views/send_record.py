@@ -172,7 +172,7 @@ class SendRecordBuilder:
                         status.why = f"its reasoning came back as {', '.join(kept)}"
                     elif (reasoning_only and role_of(message) == "assistant"
                           and passback_required(profile, turn.record.request, entry.original, index > last_user_index(turn.messages))
-                          and not (sealed_only(profile, turn.record.request) and not any(sealed(*kept) for kept in returned_reasoning(entry.original)))):
+                          and not (sealed_only(profile, turn.record.request) and not any(sealed(*carried) for carried in returned_reasoning(entry.original)))):
                         status.legal, status.why = False, f"{profile.id} requires this reasoning to be passed back"
                     elif reasoning_only:
                         status.why = f"dropping reasoning here is allowed by {profile.id or 'the unknown model'}"
