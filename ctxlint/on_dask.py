@@ -1,7 +1,8 @@
 """Lint logs too big for one machine with Dask (`pip install 'ctxlint[dask]'`).
 
 Each file is read line by line on a worker, records are grouped by session (the session key,
-or the file for logs without keys, since sessions are inferred within a file), and each group
+or the log for logs without keys, since sessions are inferred within a log: a file, or a
+rotated log's files, oldest first), and each group
 is linted by ctxlint.lint. The findings equal `ctxlint check` on the same files, except that
 CTX023 (cross-session leak) compares sessions within a group only."""
 
@@ -10,13 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 from ctxlint.api import CheckOptions, lint, records_from_line
+from ctxlint.ingest.jsonl import open_binary
 from ctxlint.ingest.record import InputProblem, Record
 from ctxlint.ingest.shapes import ReplyLine
+from ctxlint.ingest.sources import live_path, rotation_age
 from ctxlint.rules import Finding
 
 
 def read_file(path: str, session_key: str | None = None) -> list[Any]:
-    with open(path, "rb") as log:
+    with open_binary(path) as log:  # gunzipped when gzipped
         return [item for number, line in enumerate(log, 1) for item in records_from_line(line, path, number, session_key)]
 
 
@@ -25,12 +28,12 @@ def partition_key(item: Any) -> str:
     line that names no session, only its request, joins its request there only)."""
     if isinstance(item, (Record, ReplyLine)) and item.session_key is not None:
         return f"key:{item.session_key}"
-    return f"file:{item.file}"
+    return f"file:{live_path(item.file)}"  # a rotated log's files are one log
 
 
 def lint_group(group: tuple[str, list[Any]], options: CheckOptions | None) -> list[Finding]:
     _, items = group
-    ordered = sorted(items, key=lambda item: (item.file, item.line, isinstance(item, InputProblem)))
+    ordered = sorted(items, key=lambda item: (live_path(item.file), rotation_age(item.file), item.file, item.line, isinstance(item, InputProblem)))
     return lint(ordered, options)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import sys
 
 import orjson
@@ -22,7 +23,13 @@ from ctxlint.report.json_format import finding_dict  # noqa: E402
 def test_findings_on_a_local_cluster_equal_the_cli(tmp_path):
     keyed = tmp_path / "generated.jsonl"
     generate(1024 * 1024, keyed, seed=5, concurrent=30)
-    logs = [str(keyed), str(FIXTURES / "demo" / "broken-agent.jsonl"), str(FIXTURES / "rules" / "CTX016" / "fail_text_reply_lost.jsonl")]
+    rotated = tmp_path / "rotated.jsonl"  # keyed and keyless sessions going on across a rotation, the older file gzipped
+    generate(256 * 1024, rotated, seed=6, concurrent=10)
+    lines = rotated.read_bytes().splitlines(keepends=True)
+    (tmp_path / "rotated.jsonl.1.gz").write_bytes(gzip.compress(b"".join(lines[:len(lines) // 2])))
+    rotated.write_bytes(b"".join(lines[len(lines) // 2:]))
+    logs = [str(keyed), str(FIXTURES / "demo" / "broken-agent.jsonl"), str(FIXTURES / "rules" / "CTX016" / "fail_text_reply_lost.jsonl"),
+            str(rotated), str(tmp_path / "rotated.jsonl.1.gz")]
     cli = orjson.loads(run_cli("check", "--format", "json", *logs).stdout)["findings"]
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, distributed.Client(cluster):
         found = [finding_dict(f) for f in lint_with_dask(logs)]

@@ -618,3 +618,14 @@ def test_a_reply_line_with_its_own_event_id_joins_by_session(tmp_path):
     log.write_bytes(b"\n".join(orjson.dumps(line) for line in other) + b"\n")
     report = json_report(str(log))
     assert code_lines(report) == [("CTX003", 3)] and list(report["summary"]["skipped"].values()) == [1]
+
+
+def test_a_rotated_log_s_files_take_their_places_oldest_first():
+    """Only a rotated log's own files move, among the places they had; the rest keep theirs."""
+    from ctxlint.ingest.sources import Source, oldest_first
+
+    given = ["a/app.jsonl", "notes.jsonl", "a/app.jsonl.1", "b/app.jsonl.3.gz", "a/app.jsonl.10.gz", "a/app.jsonl-20261204",
+             "a/app.jsonl-20261203.gz", "b/app.jsonl"]
+    ordered = [source.path for source in oldest_first([Source(path, "jsonl") for path in given])]
+    assert ordered == ["a/app.jsonl.10.gz", "notes.jsonl", "a/app.jsonl.1", "b/app.jsonl.3.gz", "a/app.jsonl-20261203.gz",
+                       "a/app.jsonl-20261204", "a/app.jsonl", "b/app.jsonl"]

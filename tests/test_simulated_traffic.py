@@ -10,6 +10,7 @@ import random
 import orjson
 import pytest
 
+from conftest import FIXTURES
 from helpers import json_report, run_cli, write_records
 from simulated_traffic import DEFECTS, STYLES, Simulator
 
@@ -67,6 +68,56 @@ def test_keyed_sessions_read_across_a_rotated_log(tmp_path):
 
     found = {(f["code"], f["file"], f["line"]) for f in report["findings"] if f["session"].split("#")[0] in keyed}
     assert found == {(code, *place(p.line)) for p in simulation.expected() if p.session in keyed for code in p.codes}
+
+
+ROTATIONS = {
+    "numbered": ("app.jsonl.2.gz", "app.jsonl.1", "app.jsonl"),  # logrotate, Python's RotatingFileHandler
+    "dated": ("app.log-20261203.gz", "app.log-20261204", "app.log"),  # logrotate's dateext
+    "timed": ("app.ndjson.2026-12-04_09", "app.ndjson.2026-12-04_10", "app.ndjson"),  # TimedRotatingFileHandler
+}
+
+
+@pytest.mark.parametrize("naming", ROTATIONS)
+def test_a_rotated_log_is_one_log_read_oldest_first(tmp_path, naming):
+    """Traffic rotated into three files, the oldest gzipped. Given as a folder (whose name
+    order puts the live file first) or as a shell glob expands it, the files are read
+    oldest first, and keyed and keyless sessions go on across them: exactly the planted
+    defects are found, once each, in the file and at the line where they start."""
+    simulation = Simulator(11).run()
+    third = len(simulation.records) // 3
+    parts = [simulation.records[:third], simulation.records[third:2 * third], simulation.records[2 * third:]]
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    paths = [folder / name for name in ROTATIONS[naming]]
+    for path, records in zip(paths, parts):
+        data = b"".join(orjson.dumps(record) + b"\n" for record in records)
+        path.write_bytes(gzip.compress(data) if path.name.endswith(".gz") else data)
+
+    def place(line: int) -> tuple[str, int]:
+        part = min((line - 1) // third, 2)
+        return str(paths[part]), line - part * third
+
+    expected = {(code, *place(p.line)) for p in simulation.expected() for code in p.codes}
+    by_folder = json_report(str(folder))
+    assert {(f["code"], f["file"], f["line"]) for f in by_folder["findings"]} == expected
+    whole = json_report(write_records(tmp_path / "whole.jsonl", simulation.records))
+    assert {key: by_folder["summary"][key] for key in ("records", "sessions")} == {key: whole["summary"][key] for key in ("records", "sessions")}
+    as_globbed = json_report(*sorted(map(str, paths)))  # the live file first, as a shell lists them
+    assert as_globbed["findings"] == by_folder["findings"] and as_globbed["sessions"] == by_folder["sessions"]
+    assert json_report(str(folder), "--jobs", "2") == by_folder
+
+
+def test_a_folder_reads_the_logs_named_log_that_hold_json_and_no_others(tmp_path):
+    """A .log in a folder may be any program's log: it is read when it holds JSON (rotated
+    or not), left alone when it does not; named on the command line, it is read."""
+    demo = (FIXTURES / "demo" / "broken-agent.jsonl").read_bytes()
+    (tmp_path / "requests.log").write_bytes(demo)
+    (tmp_path / "requests.log.1").write_bytes(demo)
+    (tmp_path / "nginx.log").write_text("127.0.0.1 - - [04/Dec/2026:10:00:00 +0000] \"POST /v1/chat/completions\" 200\n")
+    report = json_report(str(tmp_path))
+    assert {f["file"] for f in report["findings"]} == {str(tmp_path / "requests.log"), str(tmp_path / "requests.log.1")}
+    named = json_report(str(tmp_path / "nginx.log"))
+    assert [f["code"] for f in named["findings"]] == ["CTX900"]
 
 
 @pytest.mark.parametrize("seed", (2, 7))

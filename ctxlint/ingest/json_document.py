@@ -18,7 +18,7 @@ from ctxlint.ingest.jsonl import iter_lines, read_whole
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped
 from ctxlint.ingest.schema import request_problems
 from ctxlint.ingest.shapes import BatchOutput, as_item
-from ctxlint.ingest.sources import JSONL_SUFFIXES, Source
+from ctxlint.ingest.sources import Source, named_as_lines
 
 CONVERSATION_KEYS = ("traj", "messages", "conversation")
 
@@ -114,7 +114,7 @@ def read_json_document(source: Source, session_key: str | None = None) -> Iterat
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as error:
         stream = _value_stream(raw.decode("utf-8", "replace"))
-        if stream is None and source.path.lower().endswith(JSONL_SUFFIXES):
+        if stream is None and named_as_lines(source.path):
             # named JSON Lines and no JSON read from its first line on: each line says what is wrong with it
             yield from (as_item(obj, source.path, number, session_key) for number, obj, _ in iter_lines(source.path))
             return

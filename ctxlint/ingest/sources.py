@@ -8,9 +8,17 @@ import re
 from dataclasses import dataclass
 
 LOOP_DIR = re.compile(r"^loop-(\d+)$")
-JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".log.gz")
+JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
+LOG_SUFFIXES = (".log", ".log.gz")  # other logs take these names too: read only when they hold JSON
 JSON_SUFFIXES = (".json", ".json.gz")
 YAML_SUFFIXES = (".yaml", ".yml")
+# What log rotation appends to a log's name: logrotate and Python's RotatingFileHandler
+# number the older files (app.jsonl.1, app.jsonl.2.gz, the higher the older); logrotate's
+# dateext and Python's TimedRotatingFileHandler date them (app.jsonl-20261204,
+# app.log.2026-12-04_10). `live` is the name the log is written under.
+ROTATED = re.compile(r"(?P<live>.+\.(?:jsonl|ndjson|log))"
+                     r"(?:\.(?P<number>\d{1,4})|[.-](?P<date>\d{4}-?\d{2}-?\d{2}(?:[_T-]?\d{2}(?:[-:]?\d{2}){0,2})?))(?:\.gz)?",
+                     re.IGNORECASE)
 
 
 @dataclass(slots=True, frozen=True)
@@ -28,36 +36,87 @@ def is_snapshot_run(path: str) -> bool:
 
 
 def format_of_file(path: str) -> str | None:
-    lower = path.lower()
-    if lower.endswith(JSONL_SUFFIXES):
-        return "json" if _opens_a_document(path) else "jsonl"
-    if lower.endswith(YAML_SUFFIXES):
+    """The reader of a file by its name (a rotated log's by the name it is written under),
+    None for a name that is no request log's. A .jsonl that opens as JSON spread over
+    lines is a JSON document; a .log (a name other logs take too) is read only when it
+    opens as JSON."""
+    live = live_name(path).lower()
+    if live.endswith(JSONL_SUFFIXES + LOG_SUFFIXES):
+        opening = _first_line(path)
+        if live.endswith(LOG_SUFFIXES) and (opening is None or opening[:1] not in (b"{", b"[")):
+            return None
+        return "json" if opening in (b"{", b"[") else "jsonl"
+    if live.endswith(YAML_SUFFIXES):
         return "cassette"
-    if lower.endswith(JSON_SUFFIXES):
+    if live.endswith(JSON_SUFFIXES):
         return "json"
     return None
 
 
-def _opens_a_document(path: str) -> bool:
-    """Whether a file named as JSON Lines opens with a bracket alone on its first line: JSON
-    spread over many lines (jq's output without -c, an array an agent framework writes
-    as .jsonl), which the JSON document reader reads."""
+def live_name(path: str) -> str:
+    """The name a log file is written under: a rotated file's without what rotation added."""
+    name = os.path.basename(path)
+    rotated = ROTATED.fullmatch(name)
+    return rotated["live"] if rotated is not None else name
+
+
+def live_path(path: str) -> str:
+    """The path a log file is written under: a rotated file's log, which goes on in it."""
+    return os.path.join(os.path.dirname(path), live_name(path))
+
+
+def named_as_lines(path: str) -> bool:
+    """Whether the file's name (a rotated log's live name) says it holds JSON Lines."""
+    return live_name(path).lower().endswith(JSONL_SUFFIXES + LOG_SUFFIXES)
+
+
+def _first_line(path: str) -> bytes | None:
+    """The file's first line that is not blank, stripped (of its first 4 KB), or None when
+    it has none or cannot be read here (the reader reports what keeps it from being read).
+    A bracket alone there is JSON spread over many lines (jq's output without -c, an array
+    an agent framework writes as .jsonl), which the JSON document reader reads."""
     from ctxlint.ingest.jsonl import open_binary  # the opener that also reads gzip
 
     if not os.path.isfile(path):
-        return False  # a pipe is read once, by its reader
+        return None  # a pipe is read once, by its reader
     try:
         with open_binary(path) as stream:
             for _ in range(64):  # past a few blank lines, not through a file of them
                 line = stream.readline(4096)
-                if not line.strip():
-                    if not line:
-                        return False  # the end of the file
-                    continue
-                return line.removeprefix(b"\xef\xbb\xbf").strip() in (b"{", b"[")
+                if line.strip():
+                    return line.removeprefix(b"\xef\xbb\xbf").strip()
+                if not line:
+                    return None  # the end of the file
     except (OSError, EOFError, ValueError):
-        pass  # the reader reports what keeps the file from being read
-    return False
+        pass
+    return None
+
+
+def oldest_first(sources: list[Source]) -> list[Source]:
+    """The sources with each rotated log's files in the order they were written: its
+    numbered files from the highest number, then its dated ones by date, then the live
+    file. The other sources keep their places, and a log's files take the places its
+    files had (a folder's name order, or a shell glob's, puts the live file first)."""
+    families: dict[str, list[int]] = {}
+    for position, source in enumerate(sources):
+        families.setdefault(live_path(source.path), []).append(position)
+    ordered = list(sources)
+    for places in families.values():
+        if len(places) > 1:
+            members = sorted((sources[place] for place in places), key=lambda source: rotation_age(source.path))
+            for place, member in zip(places, members):
+                ordered[place] = member
+    return ordered
+
+
+def rotation_age(path: str) -> tuple[int, int | str]:
+    """Where a file comes in its rotated log, oldest first."""
+    rotated = ROTATED.fullmatch(os.path.basename(path))
+    if rotated is None:
+        return 2, 0  # the live file: written last
+    if rotated["number"] is not None:
+        return 0, -int(rotated["number"])
+    return 1, re.sub(r"\D", "", rotated["date"])
 
 
 def _walk(directory: str) -> list[Source]:
@@ -102,11 +161,12 @@ def expand(paths: list[str], forced_format: str | None = None) -> tuple[list[Sou
             if forced_format:
                 found = [Source(s.path, forced_format) if s.format != "snapshot" else s for s in found]
             if not found:
-                errors.append(f"{path}: no request logs found in this directory (looked for *.jsonl, *.ndjson, *.json, gzipped or not, *.yaml cassettes and loop-N snapshot folders)")
+                errors.append(f"{path}: no request logs found in this directory (looked for *.jsonl, *.ndjson, *.json, gzipped or not, "
+                              "rotated or not, *.log that hold JSON, *.yaml cassettes and loop-N snapshot folders)")
             sources.extend(found)
             continue
         if not os.path.exists(path):
             errors.append(f"{path}: no such file or directory")
             continue
         sources.append(Source(path, forced_format or format_of_file(path) or "jsonl"))
-    return sources, errors
+    return oldest_first(sources), errors

@@ -13,7 +13,8 @@ A session key spans files (rotated logs). Under one key, a request that goes on 
 none of the key's conversations begins a new session, named key#2, key#3...: another
 agent's conversation (a sub-agent, a summarizer: another system prompt), or in a later
 file the conversation started over (test runs that name their sessions alike). The same
-agent without its history, in the same file, is the no-history defect, not a new session.
+agent without its history, in the same log (a rotated log's files are one), is the
+no-history defect, not a new session.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 
 from ctxlint.chat import CJK_CHARACTER, message_identity, role_of, similar, text_of, tool_call_ids
 from ctxlint.ingest.record import Record
+from ctxlint.ingest.sources import live_path
 from ctxlint.sessions.model import STEERING_ROLES, Session, Turn, make_turn
 from ctxlint.sessions.ordering import in_time_order
 
@@ -261,11 +263,11 @@ class ChainInference:
 class Thread:
     """One conversation under a session key, as the next request is routed by: what going
     on from its last request means (carrying that request's reply or its newest message;
-    in the same file, the message its conversation opens with), the prompt of the agent
-    that holds it, and the file it was last seen in."""
+    in the same log, the message its conversation opens with), the prompt of the agent
+    that holds it, and the log it was last seen in (a rotated log's files are one log)."""
 
     part: int
-    file: str
+    log: str
     prompt: str | None
     model: str | None
     # identities as hash() ints: a key's conversations stay known for the whole log, so
@@ -287,7 +289,7 @@ class Thread:
         first = before.opening_texts[:1] if before is not None else ()
         current = _quotable(turn.record.messages[opening]) if opening is not None else None
         texts = first + ((current,) if current is not None and current not in first else ())
-        return cls(part, turn.record.file, prompt, model, goes_on, None if opening is None else hash(turn.identities[opening]), texts)
+        return cls(part, live_path(turn.record.file), prompt, model, goes_on, None if opening is None else hash(turn.identities[opening]), texts)
 
 
 INTERNED_TEXTS = 4096
@@ -368,20 +370,20 @@ def _about(thread: Thread, record: Record) -> bool:
 def route(threads: list[Thread], record: Record) -> int | None:
     """The part (1, 2, ...) of its session key a keyed request belongs to, or None for a
     new one. It goes on from the thread whose last request's reply or newest message it
-    carries (rotated logs across files too), or in the same file the message its
-    conversation opens with. A
+    carries (rotated logs across files too), or in the same log the message its
+    conversation opens with (a rotated log's files are one log). A
     request that goes on from none is the same agent having lost its history (a defect
-    the thread reports) when a thread in the same file is its agent's (_same_agent) and
+    the thread reports) when a thread in the same log is its agent's (_same_agent) and
     the request is not a call about that thread's conversation (_about);
     otherwise it opens a new part: another agent's conversation under the same key (a
-    sub-agent, a summarizer, a title call) or, in a later file, the key reused for a new
+    sub-agent, a summarizer, a title call) or, in another log, the key reused for a new
     conversation (test runs that name their sessions alike). `threads` is kept in order
     of use; the caller records the request's thread afterwards (remember)."""
     chosen = _gone_on_from(threads, record)
     if chosen is None:
         prompt = agent_prompt(record.messages)
         chosen = next((thread for thread in reversed(threads)
-                       if thread.file == record.file and _same_agent(thread.prompt, thread.model, prompt, record.model) and not _about(thread, record)), None)
+                       if thread.log == live_path(record.file) and _same_agent(thread.prompt, thread.model, prompt, record.model) and not _about(thread, record)), None)
     return None if chosen is None else chosen.part
 
 
@@ -393,7 +395,7 @@ def _gone_on_from(threads: list[Thread], record: Record) -> Thread | None:
     for message in reversed(record.messages):
         identity = hash(message_identity(message))
         for thread in reversed(threads):
-            if identity in thread.goes_on or (identity == thread.opening and thread.file == record.file):
+            if identity in thread.goes_on or (identity == thread.opening and thread.log == live_path(record.file)):
                 return thread
     return None
 
@@ -433,7 +435,7 @@ def build_sessions(records: list[Record]) -> list[Session]:
                 order.append(("key", record.session_key))
             keyed[record.session_key].append(record)
         else:
-            scope = record.scope or record.file
+            scope = record.scope or live_path(record.file)  # a rotated log's files are one log
             if scope not in unkeyed:
                 unkeyed[scope] = []
                 order.append(("scope", scope))
@@ -468,7 +470,7 @@ class SessionAssembler:
         """(session id, whether the id is the log's own session key)."""
         if record.session_key is not None:
             return record.session_key, True
-        scope = record.scope or record.file
+        scope = record.scope or live_path(record.file)  # a rotated log's files are one log
         inference = self._scopes.get(scope)
         if inference is None:
             inference = self._scopes[scope] = ChainInference()
