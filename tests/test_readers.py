@@ -629,3 +629,54 @@ def test_a_rotated_log_s_files_take_their_places_oldest_first():
     ordered = [source.path for source in oldest_first([Source(path, "jsonl") for path in given])]
     assert ordered == ["a/app.jsonl.10.gz", "notes.jsonl", "a/app.jsonl.1", "b/app.jsonl.3.gz", "a/app.jsonl-20261203.gz",
                        "a/app.jsonl-20261204", "a/app.jsonl", "b/app.jsonl"]
+
+
+WRAPPERS = {
+    "cloud_logging": lambda record: {"insertId": "x1", "timestamp": "2026-12-04T10:00:00Z", "severity": "INFO", "jsonPayload": record},
+    "docker_json_file": lambda record: {"log": orjson.dumps(record).decode() + "\n", "stream": "stdout", "time": "2026-12-04T10:00:00Z"},
+    "structured_logger": lambda record: {"level": "info", "msg": "llm call", "data": record},
+}
+
+
+@pytest.mark.parametrize("wrapper", WRAPPERS)
+def test_a_record_a_logger_wrapped_is_read_as_the_record(tmp_path, wrapper):
+    """The demo log with each line wrapped as a logging system writes it: the same findings
+    at the same lines, in the same sessions (their keys inside the wrapper)."""
+    demo = FIXTURES / "demo" / "broken-agent.jsonl"
+    records = [orjson.loads(line) for line in demo.read_bytes().splitlines()]
+    report = json_report(write_records(tmp_path / "wrapped.jsonl", [WRAPPERS[wrapper](record) for record in records]))
+    plain = json_report(str(demo))
+    assert located_findings(report) == located_findings(plain)
+    assert [s["id"] for s in report["sessions"]] == [s["id"] for s in plain["sessions"]]
+
+
+def test_a_wrapped_record_takes_the_line_s_key_and_time_and_its_problems_point_into_the_member(tmp_path):
+    first = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "Two rooms in Lyon, please."}]},
+             "response": {"choices": [{"message": {"role": "assistant", "content": "Booked."}, "finish_reason": "stop"}]}}
+    second = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "Two rooms in Lyon, please."},
+                                                          {"role": "user", "content": "And breakfast."}]}}
+    lines = [{"session_id": "s9", "time": "2026-12-04T10:00:05Z", "data": second},  # written before the earlier request
+             {"session_id": "s9", "time": "2026-12-04T10:00:00Z", "data": first},
+             {"level": "info", "data": {"request": {"model": "gpt-4o", "messages": [{"role": 5}]}}},
+             {"level": "info", "a": {"request": {"model": "gpt-4o", "messages": []}}, "b": {"request": {"model": "gpt-4o", "messages": []}}}]
+    report = json_report(write_records(tmp_path / "wrapped.jsonl", lines))
+    assert [(f["code"], f["line"], f["session"], f["pointer"]) for f in report["findings"]] == [
+        ("CTX003", 1, "s9", "/messages/1"), ("CTX016", 1, "s9", None),
+        ("CTX900", 3, None, "/data/request/messages/0/role"), ("CTX900", 4, None, None)]
+    assert "schema at /data/request/messages/0/role:" in report["findings"][2]["message"]
+    assert report["findings"][3]["message"].startswith("not a known record shape")
+
+
+def test_jobs_give_the_same_report_on_wrapped_records_keyed_inside_the_wrapper(tmp_path):
+    """Lines are shared out by the key their bytes show; a wrapped record's key is inside
+    its member, so the run goes on in one process rather than lose a session."""
+    lines = []
+    for n in range(60):
+        session = f"s{n % 7}"
+        history = [{"role": "user", "content": f"Plan day {k} of trip {session}."} for k in range(1 + n // 7)]
+        messages = [message for k, user in enumerate(history) for message in (user, {"role": "assistant", "content": f"Day {k} planned."})][:-1]
+        lines.append({"jsonPayload": {"session_id": session, "request": {"model": "gpt-4o", "messages": messages},
+                                      "response": {"choices": [{"message": {"role": "assistant", "content": f"Day {n // 7} planned."}, "finish_reason": "stop"}]}}})
+    log = write_records(tmp_path / "wrapped.jsonl", lines)
+    single, double = (run_cli("check", log, "--format", "json", "--jobs", jobs) for jobs in ("1", "2"))
+    assert single.stdout == double.stdout and orjson.loads(single.stdout)["summary"]["sessions"] == 7

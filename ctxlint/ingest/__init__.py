@@ -114,6 +114,14 @@ class Share:
         if isinstance(obj, dict) and ("custom_id" in obj or (line_session_key(obj, self.session_key) or NO_KEY) != key):
             raise Misrouted(key)
 
+    def agrees(self, obj: object, item: Item) -> None:
+        """Raises Misrouted when the line's record has a session key the line did not show
+        where lines are shared out by (a record a logger wrapped, its key inside): the
+        worker that owns that session may never have read it."""
+        if isinstance(item, (Record, ReplyLine)) and getattr(item, "custom_id", None) is None and isinstance(obj, dict) \
+                and item.session_key != line_session_key(obj, self.session_key):
+            raise Misrouted(item.session_key)
+
     def reads_line(self, obj: object) -> bool:
         """Of a line every worker parsed: whether this one reads it on."""
         if not isinstance(obj, dict):
@@ -178,6 +186,8 @@ def read_jsonl(source: Source, session_key: str | None, progress: NoProgress, de
         elif share is not None and not share.reads_line(obj):
             continue
         item = as_item(obj, source.path, number, session_key, decoder.reused if decoder.trusted else 0)
+        if share is not None:
+            share.agrees(obj, item)
         if isinstance(item, Record):
             decoder.mark_record()
         if share is None or routed is not None or share.keeps(item):

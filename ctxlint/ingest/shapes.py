@@ -388,8 +388,10 @@ def as_item(parsed: object, file: str, line: int, session_key: str | None, reuse
         return too_deep(error, file, line)
 
 
-def normalize(obj: Any, file: str, line: int, session_key_path: str | None = None, reused: int = 0) -> Record | InputProblem | BatchOutput | Skipped:
-    """The record of one parsed line; `reused` leading messages are already shared objects."""
+def normalize(obj: Any, file: str, line: int, session_key_path: str | None = None, reused: int = 0,
+              unwrap: bool = True) -> Record | InputProblem | BatchOutput | Skipped:
+    """The record of one parsed line; `reused` leading messages are already shared objects.
+    `unwrap`: a line of no known shape may be a logger's wrapping of one (_unwrapped)."""
     if not isinstance(obj, dict):
         return InputProblem(file, line, f"record is {json_type(obj)}, not an object")
     if isinstance(obj.get("request"), dict) or ("request" in obj and "messages" not in obj):
@@ -423,7 +425,41 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
     if request_name is not None:  # an envelope under other names: {"request_body": ..., "response_body": ...}
         return _envelope(obj, request_name, _member(obj, _is_response_body, request_name), file, line, session_key_path, reused)
     reply = _reply_alone(obj, file, line, session_key_path)
-    return reply if reply is not None else InputProblem(file, line, f"not a known record shape: {closest_shape_hint(obj)}")
+    if reply is not None:
+        return reply
+    wrapped = _unwrapped(obj, file, line, session_key_path) if unwrap else None
+    return wrapped if wrapped is not None else InputProblem(file, line, f"not a known record shape: {closest_shape_hint(obj)}")
+
+
+UNREAD = ("not a known record shape", "record is ")  # what normalize says of a value that is no record at all
+
+
+def _unwrapped(obj: dict[str, Any], file: str, line: int, session_key_path: str | None) -> Any:
+    """What a line holds when a logger wrapped the app's log record in a member of its own
+    (Google Cloud Logging's `jsonPayload`, Docker's `log` string, a structured logger's
+    `data`): the one member that is a record (an object, or a string of one), read one
+    level down, with the line's session key and time where the record has none; a problem
+    found in it points into the member. None when no member, or several, hold one."""
+    found = []
+    for name, value in obj.items():
+        inner, _ = http_body(value, "")
+        if isinstance(inner, dict):
+            item = normalize(inner, file, line, session_key_path, unwrap=False)
+            if not (isinstance(item, InputProblem) and item.message.startswith(UNREAD)):
+                found.append((name, item))
+    if len(found) != 1:
+        return None
+    name, item = found[0]
+    if isinstance(item, InputProblem):
+        pointer = "/" + name.replace("~", "~0").replace("/", "~1") + (item.pointer or "")
+        said = f" at {item.pointer}" if item.pointer else None  # the path the message names, as the pointer now has it
+        return replace(item, pointer=pointer, message=item.message.replace(said, f" at {pointer}", 1) if said else item.message)
+    if isinstance(item, ReplyLine) and item.session_key is None:
+        return replace(item, session_key=_session_key(obj, session_key_path))
+    if isinstance(item, Record):
+        item.session_key = item.session_key if item.session_key is not None else _session_key(obj, session_key_path)
+        item.timestamp = item.timestamp if item.timestamp is not None else _timestamp(obj)
+    return item
 
 
 def _traced_generation(obj: dict[str, Any]) -> bool:
