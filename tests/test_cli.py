@@ -41,6 +41,15 @@ def test_missing_file_error_names_it_and_other_inputs_are_still_checked():
     assert len(orjson.loads(result.stdout)["findings"]) == 5
 
 
+def test_a_broken_or_looping_symbolic_link_is_named_as_one(tmp_path):
+    (tmp_path / "loop.jsonl").symlink_to(tmp_path / "loop.jsonl")
+    (tmp_path / "gone.jsonl").symlink_to(tmp_path / "rotated-away.jsonl")
+    result = run_cli("check", str(tmp_path / "loop.jsonl"), str(tmp_path / "gone.jsonl"), DEMO)
+    assert result.exit_code == 2
+    for name in ("loop.jsonl", "gone.jsonl"):
+        assert f"{name}: a symbolic link to nothing (its target is missing, or the link leads back to itself)" in result.stderr
+
+
 def test_select_and_ignore_by_code_name_and_prefix():
     assert {c for c, _ in code_lines(json_report(DEMO, "--select", "CTX004"))} == {"CTX004"}
     assert {c for c, _ in code_lines(json_report(DEMO, "--select", "lost-first-turn-constraint"))} == {"CTX008"}

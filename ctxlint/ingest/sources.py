@@ -166,7 +166,8 @@ def expand(paths: list[str], forced_format: str | None = None) -> tuple[list[Sou
             sources.extend(found)
             continue
         if not os.path.exists(path):
-            errors.append(f"{path}: no such file or directory")
+            broken = os.path.islink(path)
+            errors.append(f"{path}: " + ("a symbolic link to nothing (its target is missing, or the link leads back to itself)" if broken else "no such file or directory"))
             continue
         sources.append(Source(path, forced_format or format_of_file(path) or "jsonl"))
     return oldest_first(sources), errors
