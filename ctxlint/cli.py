@@ -95,6 +95,13 @@ def _aliases(values: Optional[List[str]]) -> dict[str, str]:
     return aliases
 
 
+def _session_key(value: Optional[str]) -> Optional[str]:
+    """A --session-key as given, once it is a dotted path of names (session_id, metadata.user)."""
+    if value is not None and not all(value.split(".")):
+        _usage_error(f"--session-key takes a dotted path of names, such as session_id or metadata.user_id; got {value!r}")
+    return value
+
+
 def _config(config_path: Optional[str], isolated: bool) -> Config:
     try:
         return resolve_config(config_path, isolated)
@@ -171,7 +178,7 @@ def check(
         options.select, options.extend_select = _split(select), []
     options.extend_select += _split(extend_select)
     options.ignore += _split(ignore)
-    options.session_key = session_key or options.session_key
+    options.session_key = _session_key(session_key) or options.session_key
     options.context_window = context_window or options.context_window
     options.aliases.update(_aliases(model_alias))
     fail_on = fail_on or config.fail_on or "error"
@@ -235,7 +242,7 @@ def show_config(
 def _options(config_path: Optional[str], isolated: bool, session_key: Optional[str], input_format: Optional[str], **extra) -> CheckOptions:
     _choice(input_format, "--input-format", INPUT_FORMATS)
     options = CheckOptions.from_config(_config(config_path, isolated), input_format=input_format, **extra)
-    options.session_key = session_key or options.session_key
+    options.session_key = _session_key(session_key) or options.session_key
     return options
 
 

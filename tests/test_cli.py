@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import orjson
+import pytest
 
 from conftest import FIXTURES
 from helpers import code_lines, json_report, run_cli
@@ -48,6 +49,18 @@ def test_a_broken_or_looping_symbolic_link_is_named_as_one(tmp_path):
     assert result.exit_code == 2
     for name in ("loop.jsonl", "gone.jsonl"):
         assert f"{name}: a symbolic link to nothing (its target is missing, or the link leads back to itself)" in result.stderr
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (("--input-format", "snapshot", DEMO), f"{DEMO}: cannot read as a snapshot run (a folder of loop-N folders): Not a directory"),
+    (("--input-format", "snapshot", "-"), "-: a snapshot run is a folder (of loop-N folders), which stdin cannot hold"),
+    (("--session-key", "", DEMO), "--session-key takes a dotted path of names"),
+    (("--session-key", "metadata.", DEMO), "--session-key takes a dotted path of names"),
+])
+def test_an_input_or_option_that_cannot_be_read_so_is_a_usage_error(args, said):
+    result = run_cli("check", *args, input="")
+    assert result.exit_code == 2 and said in result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.output
 
 
 def test_select_and_ignore_by_code_name_and_prefix():

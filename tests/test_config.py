@@ -104,6 +104,7 @@ def test_per_file_ignores_need_a_reason_and_are_counted(project):
     ('[models."m"]\nwindow = 5\n', "unknown key 'window' at ctxlint.toml models.m"),
     ('fail-on = "fatal"\n', "fail-on"),
     ('select = [\n', "not valid TOML"),
+    ('session-key = "metadata..user"\n', "session-key: 'metadata..user' is not a dotted path of the session id"),
 ])
 def test_bad_config_is_a_usage_error_naming_file_and_key(project, text, said):
     (project / "ctxlint.toml").write_text(text)

@@ -150,6 +150,8 @@ def _check_schema(data: dict[str, Any], path: Path, table_name: str) -> None:
         unknown = sorted(set(error.instance) - set(known))
         hint = f"; known keys: {', '.join(known)}" if known else ""
         raise ConfigError(f"{path}: unknown key {', '.join(map(repr, unknown))} at {at}{hint}")
+    if error.validator == "pattern" and "description" in error.schema:  # what the pattern means, not the pattern
+        raise ConfigError(f"{path}: {at}: {error.instance!r} is not a {error.schema['description'][0].lower()}{error.schema['description'][1:].rstrip('.')}")
     raise ConfigError(f"{path}: {at}: {error.message}")
 
 

@@ -44,9 +44,13 @@ def _others(folder: str, own: tuple[str, ...]) -> Iterator[Skipped]:
 
 
 def read_snapshot(source: Source, session_key: str | None = None) -> Iterator[Record | InputProblem | Skipped]:
+    try:
+        names = os.listdir(source.path)
+    except OSError as error:  # a file, or a folder that cannot be listed
+        raise ReadError(f"{source.path}: cannot read as a snapshot run (a folder of loop-N folders): {error.strerror or error}") from error
     loops = sorted(
         (int(match.group(1)), name)
-        for name in os.listdir(source.path)
+        for name in names
         if (match := LOOP_DIR.match(name)) and os.path.isdir(os.path.join(source.path, name))
     )
     yield from _others(source.path, ())

@@ -142,7 +142,10 @@ def expand(paths: list[str], forced_format: str | None = None) -> tuple[list[Sou
     errors: list[str] = []
     for path in paths:
         if path == "-":
-            sources.append(Source("-", forced_format or "jsonl"))
+            if forced_format == "snapshot":
+                errors.append("-: a snapshot run is a folder (of loop-N folders), which stdin cannot hold; give the folder")
+            else:
+                sources.append(Source("-", forced_format or "jsonl"))
             continue
         if not os.path.exists(path) and any(ch in path for ch in "*?["):
             matches = sorted(glob.glob(path, recursive=True))
