@@ -112,11 +112,20 @@ def _config(config_path: Optional[str], isolated: bool) -> Config:
 @contextlib.contextmanager
 def _destination(output: Optional[str]) -> Iterator[IO[str]]:
     """stdout, or the --output file: written whole or not at all, through a temporary file
-    beside it that replaces it at the end (a report of a million requests is never held)."""
+    beside it that replaces it at the end (a report of a million requests is never held).
+    What is not a regular file (/dev/stdout, a pipe) is written as it is, never replaced;
+    through a symbolic link, the file it leads to is."""
     if output is None:
         yield sys.stdout
         return
-    target = Path(output)
+    if os.path.exists(output) and not os.path.isfile(output):
+        try:
+            with open(output, "w", encoding="utf-8") as out:
+                yield out
+        except OSError as error:
+            _usage_error(f"{output}: cannot write output: {error.strerror or error}")
+        return
+    target = Path(os.path.realpath(output))
     temporary = None
     try:
         handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import threading
 import xml.etree.ElementTree as ET
 
 import jsonschema
@@ -120,6 +121,30 @@ def test_output_file_replaces_the_old_one_whole_with_the_usual_mode(tmp_path):
     assert result.exit_code == 1 and orjson.loads(target.read_bytes())["version"] == 1
     assert stat.S_IMODE(target.stat().st_mode) == 0o644
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]  # no partial file left
+
+
+def test_output_to_a_pipe_is_written_into_it_and_the_pipe_stays(tmp_path):
+    """A named pipe (like /dev/stdout or /dev/null, not a regular file) is written as it is:
+    never replaced by a file, which as root would replace a device."""
+    pipe = tmp_path / "report.pipe"
+    os.mkfifo(pipe)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_bytes()), daemon=True)
+    reader.start()
+    result = run_cli("check", DEMO, "--format", "json", "--output", str(pipe))
+    reader.join(timeout=10)
+    assert result.exit_code == 1 and stat.S_ISFIFO(pipe.stat().st_mode)
+    assert len(orjson.loads(received[0])["findings"]) == 5
+
+
+def test_output_through_a_symbolic_link_replaces_the_file_it_leads_to(tmp_path):
+    (tmp_path / "reports").mkdir()
+    real = tmp_path / "reports" / "latest.json"
+    real.write_text("old report")
+    link = tmp_path / "report.json"
+    link.symlink_to(real)
+    assert run_cli("check", DEMO, "--format", "json", "--output", str(link)).exit_code == 1
+    assert link.is_symlink() and orjson.loads(real.read_bytes())["version"] == 1
 
 
 def test_output_to_an_unwritable_place_is_exit_2(tmp_path):
