@@ -680,3 +680,32 @@ def test_jobs_give_the_same_report_on_wrapped_records_keyed_inside_the_wrapper(t
     log = write_records(tmp_path / "wrapped.jsonl", lines)
     single, double = (run_cli("check", log, "--format", "json", "--jobs", jobs) for jobs in ("1", "2"))
     assert single.stdout == double.stdout and orjson.loads(single.stdout)["summary"]["sessions"] == 7
+
+
+@pytest.mark.parametrize("packing", ["bz2", "xz"])
+def test_a_log_compressed_with_bzip2_or_xz_reads_as_the_plain_log(tmp_path, packing):
+    import bz2
+    import lzma
+
+    demo = FIXTURES / "demo" / "broken-agent.jsonl"
+    packed = tmp_path / "logs" / f"demo.jsonl.{packing}"
+    packed.parent.mkdir()
+    packed.write_bytes((bz2 if packing == "bz2" else lzma).compress(demo.read_bytes()))
+    plain = located_findings(json_report(str(demo)))
+    assert located_findings(json_report(str(packed))) == plain
+    assert located_findings(json_report(str(packed.parent))) == plain  # found in a folder
+    assert located_findings(json_report("-", input=packed.read_bytes())) == plain
+
+
+@pytest.mark.parametrize(("magic", "said"), [
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed; ctxlint reads plain, gzip, bzip2 and xz files: unpack it first (zstd -dc "),
+    (b"PK\x03\x04", "a zip archive; ctxlint reads plain, gzip, bzip2 and xz files: unpack it first (unzip -p "),
+])
+def test_a_packing_ctxlint_cannot_read_is_one_error_naming_it_not_a_flood_of_ctx900(tmp_path, magic, said):
+    packed = tmp_path / "logs" / "requests.jsonl.zst"
+    packed.parent.mkdir()
+    packed.write_bytes(magic + bytes(range(256)) * 40)
+    for given in (str(packed), str(packed.parent)):
+        result = run_cli("check", "--format", "json", given)
+        assert result.exit_code == 2 and said in result.stderr
+        assert orjson.loads(result.stdout)["findings"] == []

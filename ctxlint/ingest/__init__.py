@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import itertools
 import os
-import zlib
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
 import orjson
 
-from ctxlint.ingest.jsonl import SKIP, ReadError, iter_lines, open_binary
+from ctxlint.ingest.jsonl import READ_ERRORS, SKIP, ReadError, iter_lines, open_binary
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, too_deep
 from ctxlint.ingest.reuse import SharedPrefixDecoder
 from ctxlint.ingest.shapes import NO_KEY, BatchOutput, ReplyLine, as_item, awaits_reply, line_session_key, session_key_in_bytes
@@ -166,7 +164,7 @@ def keyless_fraction(paths: list[str], input_format: str | None, session_key: st
                 for text in itertools.islice(stream, lines - total):
                     total += 1
                     keyless += session_key_in_bytes(text, session_key) == NO_KEY
-        except (OSError, EOFError, gzip.BadGzipFile, zlib.error):
+        except READ_ERRORS:
             continue  # reading it again reports the error
     return keyless / total if total else 0.0
 

@@ -8,16 +8,19 @@ import re
 from dataclasses import dataclass
 
 LOOP_DIR = re.compile(r"^loop-(\d+)$")
-JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
-LOG_SUFFIXES = (".log", ".log.gz")  # other logs take these names too: read only when they hold JSON
-JSON_SUFFIXES = (".json", ".json.gz")
+# Matched on a name without its compression suffix: ingest.jsonl.open_binary reads gzip,
+# bzip2 and xz, and names the others (zstd, lz4) in an error, not a flood of CTX900.
+COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".lz4")
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+LOG_SUFFIXES = (".log",)  # other logs take these names too: read only when they hold JSON
+JSON_SUFFIXES = (".json",)
 YAML_SUFFIXES = (".yaml", ".yml")
 # What log rotation appends to a log's name: logrotate and Python's RotatingFileHandler
 # number the older files (app.jsonl.1, app.jsonl.2.gz, the higher the older); logrotate's
 # dateext and Python's TimedRotatingFileHandler date them (app.jsonl-20261204,
 # app.log.2026-12-04_10). `live` is the name the log is written under.
 ROTATED = re.compile(r"(?P<live>.+\.(?:jsonl|ndjson|log))"
-                     r"(?:\.(?P<number>\d{1,4})|[.-](?P<date>\d{4}-?\d{2}-?\d{2}(?:[_T-]?\d{2}(?:[-:]?\d{2}){0,2})?))(?:\.gz)?",
+                     r"(?:\.(?P<number>\d{1,4})|[.-](?P<date>\d{4}-?\d{2}-?\d{2}(?:[_T-]?\d{2}(?:[-:]?\d{2}){0,2})?))(?:\.(?:gz|bz2|xz|zst|lz4))?",
                      re.IGNORECASE)
 
 
@@ -40,7 +43,7 @@ def format_of_file(path: str) -> str | None:
     None for a name that is no request log's. A .jsonl that opens as JSON spread over
     lines is a JSON document; a .log (a name other logs take too) is read only when it
     opens as JSON."""
-    live = live_name(path).lower()
+    live = _uncompressed(live_name(path).lower())
     if live.endswith(JSONL_SUFFIXES + LOG_SUFFIXES):
         opening = _first_line(path)
         if live.endswith(LOG_SUFFIXES) and (opening is None or opening[:1] not in (b"{", b"[")):
@@ -67,7 +70,11 @@ def live_path(path: str) -> str:
 
 def named_as_lines(path: str) -> bool:
     """Whether the file's name (a rotated log's live name) says it holds JSON Lines."""
-    return live_name(path).lower().endswith(JSONL_SUFFIXES + LOG_SUFFIXES)
+    return _uncompressed(live_name(path).lower()).endswith(JSONL_SUFFIXES + LOG_SUFFIXES)
+
+
+def _uncompressed(name: str) -> str:
+    return next((name[:-len(suffix)] for suffix in COMPRESSED if name.endswith(suffix)), name)
 
 
 def _first_line(path: str) -> bytes | None:
@@ -75,7 +82,7 @@ def _first_line(path: str) -> bytes | None:
     it has none or cannot be read here (the reader reports what keeps it from being read).
     A bracket alone there is JSON spread over many lines (jq's output without -c, an array
     an agent framework writes as .jsonl), which the JSON document reader reads."""
-    from ctxlint.ingest.jsonl import open_binary  # the opener that also reads gzip
+    from ctxlint.ingest.jsonl import READ_ERRORS, open_binary  # the opener that also decompresses
 
     if not os.path.isfile(path):
         return None  # a pipe is read once, by its reader
@@ -87,7 +94,7 @@ def _first_line(path: str) -> bytes | None:
                     return line.removeprefix(b"\xef\xbb\xbf").strip()
                 if not line:
                     return None  # the end of the file
-    except (OSError, EOFError, ValueError):
+    except (*READ_ERRORS, ValueError):
         pass
     return None
 
@@ -164,7 +171,7 @@ def expand(paths: list[str], forced_format: str | None = None) -> tuple[list[Sou
             if forced_format:
                 found = [Source(s.path, forced_format) if s.format != "snapshot" else s for s in found]
             if not found:
-                errors.append(f"{path}: no request logs found in this directory (looked for *.jsonl, *.ndjson, *.json, gzipped or not, "
+                errors.append(f"{path}: no request logs found in this directory (looked for *.jsonl, *.ndjson, *.json, compressed or not, "
                               "rotated or not, *.log that hold JSON, *.yaml cassettes and loop-N snapshot folders)")
             sources.extend(found)
             continue
