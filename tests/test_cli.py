@@ -120,3 +120,14 @@ def test_log_text_cannot_drive_the_terminal(tmp_path):
     log.write_text("\n".join(orjson.dumps(l).decode() for l in lines) + "\n")
     out = run_cli("check", str(log), "--no-color").stdout
     assert "\x1b" not in out and "\\x1b" in out and "[bold red]x[/]" in out
+
+
+def test_a_file_given_twice_is_read_once(tmp_path):
+    """Named twice, named and in a folder given, or through a link: its requests are not
+    read as sent twice (which would be a flood of findings about the replay)."""
+    link = tmp_path / "latest.jsonl"
+    link.symlink_to(DEMO)
+    once = json_report(DEMO)
+    for given in ((DEMO, DEMO), (str(FIXTURES / "demo"), DEMO), (DEMO, str(link))):
+        report = json_report(*given)
+        assert report["findings"] == once["findings"] and report["summary"]["records"] == 5, given

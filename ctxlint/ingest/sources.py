@@ -180,4 +180,17 @@ def expand(paths: list[str], forced_format: str | None = None) -> tuple[list[Sou
             errors.append(f"{path}: " + ("a symbolic link to nothing (its target is missing, or the link leads back to itself)" if broken else "no such file or directory"))
             continue
         sources.append(Source(path, forced_format or format_of_file(path) or "jsonl"))
-    return oldest_first(sources), errors
+    return oldest_first(_once_each(sources)), errors
+
+
+def _once_each(sources: list[Source]) -> list[Source]:
+    """The sources less a file given again (named twice, or named and in a folder given,
+    or through a link): read twice, its requests would read as sent twice."""
+    seen: set[str] = set()
+    kept = []
+    for source in sources:
+        where = source.path if source.path == "-" else os.path.realpath(source.path)
+        if where not in seen:
+            seen.add(where)
+            kept.append(source)
+    return kept
