@@ -709,3 +709,12 @@ def test_a_packing_ctxlint_cannot_read_is_one_error_naming_it_not_a_flood_of_ctx
         result = run_cli("check", "--format", "json", given)
         assert result.exit_code == 2 and said in result.stderr
         assert orjson.loads(result.stdout)["findings"] == []
+
+
+def test_a_wrapped_record_is_read_beside_a_member_that_only_looks_like_one(tmp_path):
+    """A logger's metadata member that reads as a broken reply does not hide the record."""
+    line = {"level": "info", "meta": {"response": {"choices": []}},
+            "data": {"session_id": "z", "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "Two rooms in Lyon."},
+                                                                                  {"role": "user", "content": "And breakfast."}]}}}
+    report = json_report(write_records(tmp_path / "wrapped.jsonl", [line]))
+    assert [(f["code"], f["session"]) for f in report["findings"]] == [("CTX003", "z")]

@@ -438,15 +438,19 @@ def _unwrapped(obj: dict[str, Any], file: str, line: int, session_key_path: str 
     """What a line holds when a logger wrapped the app's log record in a member of its own
     (Google Cloud Logging's `jsonPayload`, Docker's `log` string, a structured logger's
     `data`): the one member that is a record (an object, or a string of one), read one
-    level down, with the line's session key and time where the record has none; a problem
-    found in it points into the member. None when no member, or several, hold one."""
-    found = []
+    level down, with the line's session key and time where the record has none. When no
+    member reads as one, the one that opens as a record and breaks is that problem,
+    pointing into the member. None when no member, or several, hold one."""
+    read, broken = [], []  # members read as records; members that open as records and break
     for name, value in obj.items():
         inner, _ = http_body(value, "")
         if isinstance(inner, dict):
             item = normalize(inner, file, line, session_key_path, unwrap=False)
-            if not (isinstance(item, InputProblem) and item.message.startswith(UNREAD)):
-                found.append((name, item))
+            if not isinstance(item, InputProblem):
+                read.append((name, item))
+            elif not item.message.startswith(UNREAD):
+                broken.append((name, item))
+    found = read or broken
     if len(found) != 1:
         return None
     name, item = found[0]
