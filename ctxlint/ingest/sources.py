@@ -6,6 +6,7 @@ import glob
 import os
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 LOOP_DIR = re.compile(r"^loop-(\d+)$")
 # Matched on a name without its compression suffix: ingest.jsonl.open_binary reads gzip,
@@ -63,6 +64,7 @@ def live_name(path: str) -> str:
     return rotated["live"] if rotated is not None else name
 
 
+@lru_cache(maxsize=4096)  # asked for every record of a keyless log: its files are few
 def live_path(path: str) -> str:
     """The path a log file is written under: a rotated file's log, which goes on in it."""
     return os.path.join(os.path.dirname(path), live_name(path))
