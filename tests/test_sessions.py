@@ -74,8 +74,28 @@ def test_defects_do_not_split_a_session():
 
 
 def test_retry_joins_the_session():
-    records = [rec(1, [S, U("task")], A(None, tool_calls=[call("c9")])), rec(2, [S, U("task")])]
-    assert grouping(records) == [[1, 2]]
+    """A request sent again after an error (no reply logged), or sent again later in the
+    conversation, is the same conversation's."""
+    failed = Record(file="log.jsonl", line=1, shape="bare", request={"model": "gpt-4o", "messages": [S, U("task")]},
+                    response=Response(error={"message": "Rate limit reached"}, status=429), scope="log.jsonl")
+    assert grouping([failed, rec(2, [S, U("task")], A(None, tool_calls=[call("c9")]))]) == [[1, 2]]
+    going = [S, U("task"), A(None, tool_calls=[call("c9")]), {"role": "tool", "tool_call_id": "c9", "content": "r"}]
+    assert grouping([rec(1, [S, U("task")], A(None, tool_calls=[call("c9")])), rec(2, going, A("done")), rec(3, going)]) == [[1, 2, 3]]
+
+
+def test_an_answered_opening_sent_again_opens_another_conversation():
+    """Without session keys, the same opening answered and then sent again is another
+    conversation that opens alike (a test run's scenario, a first question many users
+    ask); each goes on from its own reply, whichever was answered last."""
+    replies = [A(None, tool_calls=[call(f"c{n}")]) for n in range(3)]
+    records = [rec(1 + n, [S, U("task")], replies[n]) for n in range(3)]
+    records += [rec(4 + n, [S, U("task"), replies[n], {"role": "tool", "tool_call_id": f"c{n}", "content": "r"}], A("done")) for n in (2, 0, 1)]
+    assert [record.line for record in records] == [1, 2, 3, 6, 4, 5]  # the last answered goes on first
+    assert grouping(records) == [[1, 4], [2, 5], [3, 6]]
+    texts = [A(f"Booked option {n}: the {'early late midday'.split()[n]} train.") for n in range(3)]
+    records = [rec(1 + n, [S, U("task")], texts[n]) for n in range(3)]
+    records += [rec(4 + n, [S, U("task"), texts[n], U("And a hotel near the station.")], A("done")) for n in (2, 0, 1)]
+    assert grouping(records) == [[1, 4], [2, 5], [3, 6]]
 
 
 def test_session_keys_group_across_files_in_input_order():

@@ -14,7 +14,9 @@ class EmptyToolCallRetry(Rule):
     "failed reply" and retried instead of running the tools. A retry after an error
     status (429, 5xx) or an error body is legal and not flagged, and so is a record that
     repeats request N with the reply N got (the same response id): one exchange logged
-    twice (a log shipper's at-least-once delivery), not a retry.
+    twice (a log shipper's at-least-once delivery), not a retry. Without session keys, an
+    answered first request sent again reads as another conversation that opens alike (a
+    test run's scenario), so a resent opening is judged in keyed logs only.
 
     ## Why is this bad?
     The tool calls are thrown away, the same request is paid for again, and the app may

@@ -201,8 +201,14 @@ class ChainInference:
         prompt, model = (_shared(text, self._texts) for text in (agent_prompt(record.messages), record.model))
         for candidate in candidates:
             same_agent = _same_agent(candidate.prompt, candidate.model, prompt, model)
-            if len(identities) == candidate.sent and identities == candidate.history[:candidate.sent] and not same_agent:
-                continue  # the same messages sent by another agent: another conversation that opens alike
+            if len(identities) == candidate.sent and identities == candidate.history[:candidate.sent]:
+                if not same_agent:
+                    continue  # the same messages sent by another agent: another conversation that opens alike
+                if candidate.sent == candidate.opened and len(candidate.history) > candidate.sent:
+                    # its opening sent again once it was answered: another conversation that
+                    # opens alike (a test run's scenario, a first question many users ask),
+                    # or a regeneration, whose reply the conversation goes on from
+                    continue
             score, whole = _agreement(candidate, identities)
             # Two agreeing messages, or all there are before the anchor in a session's first
             # request; or the anchor alone where a kept-last-N history (or a summary of what
@@ -214,8 +220,10 @@ class ChainInference:
                 continue
             if score < 2 and _other_agent(candidate.prompt, candidate.model, prompt, model):
                 continue  # one message in common (an opening many send alike) and another agent's request
-            # the most messages agreeing; among as many, its own agent's, then the latest
-            rank = (score, same_agent, candidate.last_seen)
+            # the most messages agreeing; among as many, the one whose reply the request
+            # carries, its own agent's, then the latest
+            carries_reply = len(candidate.history) > candidate.sent and candidate.history[candidate.sent] in identities
+            rank = (score, carries_reply, same_agent, candidate.last_seen)
             if rank > best_rank:
                 best, best_rank = candidate, rank
         # weaker ties, made to the same agent's conversation only: a turn stored as its text, an edit
