@@ -83,6 +83,21 @@ def test_retry_joins_the_session():
     assert grouping([rec(1, [S, U("task")], A(None, tool_calls=[call("c9")])), rec(2, going, A("done")), rec(3, going)]) == [[1, 2, 3]]
 
 
+def test_an_opening_many_runs_send_is_no_tie_of_its_own():
+    """Bare requests (no replies logged) of runs that open alike: a run whose reply was a
+    text is a conversation of its own, not another run's whose tool exchange it stored as
+    text; an opening sent alone once still ties a turn stored as text (CTX016's defect)."""
+    opening = [S, U("Plan the trip to Lisbon.")]
+
+    def exchange(n):
+        return [A(None, tool_calls=[call(f"c{n}")]), {"role": "tool", "tool_call_id": f"c{n}", "content": f"r{n}"}]
+    text_turn = rec(5, [*opening, A("Here is a plan."), U("Cheaper, please.")])
+    records = [rec(1, opening), rec(2, opening), rec(3, opening + exchange(1)), rec(4, opening + exchange(2)), text_turn]
+    assert grouping(records) == [[1, 2, 3], [4], [5]]
+    alone = [rec(1, opening), rec(4, opening + exchange(2)), text_turn]
+    assert grouping(alone) == [[1, 4, 5]]
+
+
 def test_an_answered_opening_sent_again_opens_another_conversation():
     """Without session keys, the same opening answered and then sent again is another
     conversation that opens alike (a test run's scenario, a first question many users

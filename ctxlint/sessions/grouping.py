@@ -184,6 +184,8 @@ class ChainInference:
         self._by_edit_point: dict[tuple, list[_Open]] = defaultdict(list)
         self._texts: dict[str, str] = {}  # one copy of each prompt and model name (_shared)
         self._sequence = 0
+        # how many requests sent each opening alone (hashed): one many send is no tie of its own
+        self._openings: dict[int, int] = {}
 
     def _places(self, conversation: _Open) -> list[tuple[dict[tuple, list[_Open]], tuple]]:
         """Each index an open conversation is found by, with its key there."""
@@ -199,6 +201,10 @@ class ChainInference:
         candidates = {id(o): o for key in set(map(_key, identities)) for o in self._by_anchor.get(key, ())}.values()
         best, best_rank = None, (0,)
         prompt, model = (_shared(text, self._texts) for text in (agent_prompt(record.messages), record.model))
+        if len(identities) == 1:
+            if len(self._openings) >= OPENINGS_COUNTED:
+                self._openings.clear()
+            self._openings[hash(identities[0])] = self._openings.get(hash(identities[0]), 0) + 1
         for candidate in candidates:
             same_agent = _same_agent(candidate.prompt, candidate.model, prompt, model)
             if len(identities) == candidate.sent and identities == candidate.history[:candidate.sent]:
@@ -259,12 +265,22 @@ class ChainInference:
 
     def _gone_on_without_exchange(self, messages: list, conversation: list[tuple[int, tuple]], prompt: str | None, model: str | None) -> _Open | None:
         """The open conversation of this agent that this request goes on from having lost its
-        closing tool exchange, when two of its messages up to that exchange agree, or all there are."""
+        closing tool exchange, when two of its messages up to that exchange agree, or all there
+        are; not the opening alone when several requests sent it (runs that open alike)."""
         candidates = {id(o): o for _, identity in conversation for o in self._by_question.get(identity, ())
                       if not o.resent and _same_agent(o.prompt, o.model, prompt, model)}.values()
         scored = [(score, candidate.last_seen, candidate) for candidate in candidates
-                  if (score := _went_on_without_exchange(candidate, messages, conversation)) >= min(2, candidate.history.index(candidate.question) + 1)]
+                  if (score := _went_on_without_exchange(candidate, messages, conversation)) >= self._needed_before(candidate)]
         return max(scored, key=lambda entry: entry[:2])[2] if scored else None
+
+    def _needed_before(self, candidate: _Open) -> int:
+        """How many of a conversation's messages up to its closing tool exchange a request
+        must repeat to go on from it without the exchange: two, or all there are, unless
+        that is an opening several requests sent alone."""
+        before = candidate.history.index(candidate.question) + 1
+        if before == 1 and self._openings.get(hash(candidate.question), 0) > 1:
+            return 2
+        return min(2, before)
 
 
 @dataclass(slots=True, eq=False)
@@ -301,6 +317,7 @@ class Thread:
 
 
 INTERNED_TEXTS = 4096
+OPENINGS_COUNTED = 1 << 16  # past as many distinct openings, the count starts again
 
 
 def _shared(text: str | None, interned: dict[str, str]) -> str | None:
