@@ -98,6 +98,23 @@ def test_an_opening_many_runs_send_is_no_tie_of_its_own():
     assert grouping(alone) == [[1, 4, 5]]
 
 
+def test_a_trim_that_keeps_the_opening_exchange_goes_on_from_its_own_conversation():
+    """A history trimmed to its opening exchange and its last turns (a legal trim) goes on
+    from the conversation whose newest question it carries, not from another run that
+    opened alike and has sent only that opening."""
+    first = [S, U("Book the cheapest trip to Lisbon."), A("Sure: dates and budget?")]
+    records = [rec(1, first[:2]), rec(2, [*first, U("Friday to Sunday, hotels first.")]),
+               rec(3, [*first, U("Friday to Sunday, hotels first."), A("Three hotels."), U("Which museums are near them?")]),
+               rec(4, first[:2]),
+               rec(5, [*first, U("Which museums are near them?"), A("The tile museum."), U("Book the closest hotel.")])]
+    assert grouping(records) == [[1, 2, 3, 5], [4]]
+    replied = [rec(1, first[:2], first[2]), rec(2, [*first, U("Friday to Sunday, hotels first.")], A("Three hotels.")),
+               rec(3, first[:2], first[2]),
+               rec(4, [*first, U("Friday to Sunday, hotels first."), A("Three hotels."), U("Which museums are near them?")], A("The tile museum.")),
+               rec(5, [*first, U("Which museums are near them?"), A("The tile museum."), U("Book the closest hotel.")])]
+    assert grouping(replied) == [[1, 2, 4, 5], [3]]
+
+
 def test_an_answered_opening_sent_again_opens_another_conversation():
     """Without session keys, the same opening answered and then sent again is another
     conversation that opens alike (a test run's scenario, a first question many users

@@ -123,8 +123,9 @@ DISTINCTIVE_TEXT, DISTINCTIVE_CJK = 12, 4
 def _cut_at_anchor(candidate: _Open, messages: list, conversation: list[tuple[int, tuple]]) -> bool:
     """Whether a request is the candidate's history cut short right at its anchor: a reply
     follows the anchor (a new conversation opens with its question alone), nothing before
-    it is a message the candidate sent (what stands there, if anything, is new: a summary
-    of what was cut), and the anchor is one conversation's own (a tool result, named by
+    it is a message the candidate sent but its opening exchange, which a trim may keep
+    (what else stands there is new: a summary of what was cut), and the anchor is one
+    conversation's own (a tool result, named by
     its call id, or a user message of some length, not an "ok" many conversations send)."""
     identities = [identity for _, identity in conversation]
     position = _position(identities, candidate.anchor)
@@ -132,7 +133,8 @@ def _cut_at_anchor(candidate: _Open, messages: list, conversation: list[tuple[in
         return False
     if position + 1 >= len(identities) or identities[position + 1][0] != "assistant":
         return False
-    if any(identity in candidate.history for identity in identities[:position]):
+    pinned = candidate.history[:candidate.opened + 1]  # its opening and the first reply: what a trim may keep
+    if any(identity in candidate.history and identity not in pinned for identity in identities[:position]):
         return False
     if candidate.anchor[0] == "tool":
         return True
@@ -216,6 +218,10 @@ class ChainInference:
                     # or a regeneration, whose reply the conversation goes on from
                     continue
             score, whole = _agreement(candidate, identities)
+            reply = candidate.history[candidate.sent] if len(candidate.history) > candidate.sent else None
+            at = _position(identities, candidate.anchor, last=True) if score else None
+            if at is not None and reply is not None and at + 1 < len(identities) and identities[at + 1] == reply:
+                score += 1  # the reply it got, right after its anchor: a request that goes on from it
             # Two agreeing messages, or all there are before the anchor in a session's first
             # request; or the anchor alone where a kept-last-N history (or a summary of what
             # it cut) starts right at it.
@@ -227,9 +233,8 @@ class ChainInference:
             if score < 2 and _other_agent(candidate.prompt, candidate.model, prompt, model):
                 continue  # one message in common (an opening many send alike) and another agent's request
             # the most messages agreeing; among as many, the one whose reply the request
-            # carries, its own agent's, then the latest
-            carries_reply = len(candidate.history) > candidate.sent and candidate.history[candidate.sent] in identities
-            rank = (score, carries_reply, same_agent, candidate.last_seen)
+            # carries, then the one it goes on from furthest along, its own agent's, the latest
+            rank = (score, reply is not None and reply in identities, at or 0, same_agent, candidate.last_seen)
             if rank > best_rank:
                 best, best_rank = candidate, rank
         # weaker ties, made to the same agent's conversation only: a turn stored as its text, an edit
