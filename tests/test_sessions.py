@@ -115,6 +115,28 @@ def test_a_trim_that_keeps_the_opening_exchange_goes_on_from_its_own_conversatio
     assert grouping(replied) == [[1, 2, 4, 5], [3]]
 
 
+def test_a_classifier_called_before_each_turn_under_the_key_is_not_the_conversation(tmp_path):
+    """An agent that gets each user message alone first (a router, an intent classifier)
+    under the conversation's key: the conversation is the main agent's requests, whole,
+    and the classifier's calls are calls beside it, not history lost or leaked."""
+    prompt = {"role": "system", "content": "You are TripBot, a travel agent. Budget 600 EUR."}
+    classify = {"role": "system", "content": "Classify the user's message as book, ask or cancel. Answer with one word."}
+    asked = ["I want to fly from Paris to Rome next Friday.", "Actually make it Saturday morning please.",
+             "And book a hotel near the Colosseum for two nights."]
+    lines, history = [], [prompt]
+    for n, text in enumerate(asked):
+        lines.append({"session_id": "t1", "request": {"model": "gpt-4o-mini", "messages": [classify, U(text)]},
+                      "response": {"choices": [{"message": A("book"), "finish_reason": "stop"}]}})
+        history = history + [U(text)]
+        reply = A(f"Done step {n}: option {n} found.")
+        lines.append({"session_id": "t1", "request": {"model": "gpt-4o", "messages": list(history)},
+                      "response": {"choices": [{"message": reply, "finish_reason": "stop"}]}})
+        history = history + [reply]
+    report = json_report(write_records(tmp_path / "routed.jsonl", lines))
+    assert report["findings"] == []
+    assert [t["line"] for t in next(s for s in report["sessions"] if len(s["turns"]) == 3)["turns"]] == [2, 4, 6]
+
+
 def test_an_answered_opening_sent_again_opens_another_conversation():
     """Without session keys, the same opening answered and then sent again is another
     conversation that opens alike (a test run's scenario, a first question many users

@@ -301,12 +301,14 @@ class Thread:
     model: str | None
     # identities as hash() ints: a key's conversations stay known for the whole log, so
     # each keeps a few machine words, not the messages' identity tuples
-    goes_on: tuple[int, ...]
+    replied: int | None  # its last request's reply: any agent that goes on from it carries it
+    newest: int | None  # its last request's newest message
     opening: int | None
     # the start of the user message the conversation first opened with, and of the one its
     # last request opens with (a trimmed or summarized history), when they say enough to be
     # recognized quoted: a title or summary call about the conversation quotes one
     opening_texts: tuple[str, ...] = ()
+    given: tuple[int, ...] = ()  # the newest messages of its last few requests
 
     @classmethod
     def after(cls, part: int, turn: Turn, interned: dict[str, str], before: "Thread | None" = None) -> "Thread":
@@ -314,14 +316,27 @@ class Thread:
         newest = next((identity for identity in reversed(turn.identities) if identity[0] not in STEERING_ROLES), None)
         opening = next((index for index, identity in enumerate(turn.identities) if identity[0] not in STEERING_ROLES), None)
         prompt, model = (_shared(text, interned) for text in (agent_prompt(turn.record.messages), turn.record.model))
-        goes_on = tuple(hash(identity) for identity in (turn.response_identity(), newest) if identity is not None)
+        reply = turn.response_identity()
+        replied, newest_hash = (None if identity is None else hash(identity) for identity in (reply, newest))
         first = before.opening_texts[:1] if before is not None else ()
         current = _quotable(turn.record.messages[opening]) if opening is not None else None
         texts = first + ((current,) if current is not None and current not in first else ())
-        return cls(part, live_path(turn.record.file), prompt, model, goes_on, None if opening is None else hash(turn.identities[opening]), texts)
+        given = ((before.given if before is not None else ()) + ((newest_hash,) if newest_hash is not None else ()))[-GIVEN_KEPT:]
+        return cls(part, live_path(turn.record.file), prompt, model, replied, newest_hash,
+                   None if opening is None else hash(turn.identities[opening]), texts, given)
+
+    def shadows(self, threads: list["Thread"]) -> bool:
+        """Whether another agent's thread of the key was given this one's newest message in
+        one of its last few requests: this one is an agent called beside the conversation (a
+        router, a classifier), whose next call without the last one's history is no history
+        lost."""
+        return self.newest is not None and any(
+            other is not self and self.newest in other.given and not _same_agent(other.prompt, other.model, self.prompt, self.model)
+            for other in threads)
 
 
 INTERNED_TEXTS = 4096
+GIVEN_KEPT = 4  # newest messages a thread remembers it was given (Thread.shadows)
 OPENINGS_COUNTED = 1 << 16  # past as many distinct openings, the count starts again
 
 
@@ -409,23 +424,31 @@ def route(threads: list[Thread], record: Record) -> int | None:
     sub-agent, a summarizer, a title call) or, in another log, the key reused for a new
     conversation (test runs that name their sessions alike). `threads` is kept in order
     of use; the caller records the request's thread afterwards (remember)."""
-    chosen = _gone_on_from(threads, record)
+    prompt = agent_prompt(record.messages)
+    chosen = _gone_on_from(threads, record, prompt)
     if chosen is None:
-        prompt = agent_prompt(record.messages)
         chosen = next((thread for thread in reversed(threads)
-                       if thread.log == live_path(record.file) and _same_agent(thread.prompt, thread.model, prompt, record.model) and not _about(thread, record)), None)
+                       if thread.log == live_path(record.file) and _same_agent(thread.prompt, thread.model, prompt, record.model)
+                       and not _about(thread, record) and not thread.shadows(threads)), None)
     return None if chosen is None else chosen.part
 
 
-def _gone_on_from(threads: list[Thread], record: Record) -> Thread | None:
+def _gone_on_from(threads: list[Thread], record: Record, prompt: str | None) -> Thread | None:
     """The thread the request goes on from, its messages read newest first: a request that
-    goes on meets the reply or newest message it goes on from within its last few."""
+    goes on meets the reply or newest message it goes on from within its last few. The
+    newest message (a user's message, the question) or the opening, as the request's last
+    message, ties only the same agent's thread: another agent that was given the same
+    message (a router, a classifier) is not the conversation this request goes on with."""
     if not threads:
         return None
-    for message in reversed(record.messages):
-        identity = hash(message_identity(message))
+    messages = record.messages
+    for position in range(len(messages) - 1, -1, -1):
+        identity = hash(message_identity(messages[position]))
         for thread in reversed(threads):
-            if identity in thread.goes_on or (identity == thread.opening and thread.log == live_path(record.file)):
+            if identity == thread.replied:
+                return thread
+            if (identity == thread.newest or (identity == thread.opening and thread.log == live_path(record.file))) \
+                    and (position < len(messages) - 1 or _same_agent(thread.prompt, thread.model, prompt, record.model)):
                 return thread
     return None
 
