@@ -65,6 +65,8 @@ def is_utf16_text(start: bytes) -> bool:
     return False
 
 
+# Compressed files Python unpacks, by their magic bytes.
+UNPACKERS = ((GZIP_MAGIC, gzip), (b"BZh", bz2), (b"\xfd7zXZ\x00", lzma))
 # Compressed or archived files ctxlint cannot unpack with Python alone, by their magic
 # bytes: one clear error for the file, not a CTX900 for every "line" of its bytes.
 UNREADABLE_PACKING = {
@@ -85,34 +87,18 @@ def open_binary(path: str) -> IO[bytes]:
     start = raw.peek(6)[:6]
     if is_utf16_text(start):
         return _RecodedUtf16(raw)  # type: ignore[return-value]
-    if start[:2] == GZIP_MAGIC:
-        unpacked: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb")
-    elif start[:3] == b"BZh":
-        unpacked = bz2.BZ2File(raw, "rb")
-    elif start[:6] == b"\xfd7zXZ\x00":
-        unpacked = lzma.LZMAFile(raw, "rb")
-    elif start[:4] in UNREADABLE_PACKING:
+    opener = next((module for magic, module in UNPACKERS if start.startswith(magic)), None)
+    if opener is not None:
+        if path == "-":
+            return opener.open(raw, "rb")  # stdin stays open: it is not the reader's to close
+        raw.close()
+        return opener.open(path, "rb")  # owns its file, unlike one given a file object
+    if start[:4] in UNREADABLE_PACKING:
         if path != "-":
             raw.close()
         what, how = UNREADABLE_PACKING[start[:4]]
         raise OSError(f"{what}; ctxlint reads plain, gzip, bzip2 and xz files: unpack it first ({how.format(path=path if path != '-' else 'FILE')})")
-    else:
-        return raw
-    return unpacked if path == "-" else _owning(unpacked, raw)  # stdin is not the reader's to close
-
-
-def _owning(stream: IO[bytes], raw: IO[bytes]) -> IO[bytes]:
-    """A decompressing stream that closes the file under it when it is closed."""
-    close = stream.close
-
-    def close_both() -> None:
-        try:
-            close()
-        finally:
-            raw.close()
-
-    stream.close = close_both  # type: ignore[method-assign]
-    return stream
+    return raw
 
 
 def decode_error(error: orjson.JSONDecodeError, line_bytes: bytes, last: bool) -> str:
