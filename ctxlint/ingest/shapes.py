@@ -17,7 +17,7 @@ from ctxlint.ingest.call_ids import numbered_reply
 from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, too_deep
 from ctxlint.ingest.responses import parse_response
-from ctxlint.ingest.schema import schema_problem
+from ctxlint.ingest.schema import json_pointer, schema_problem
 from ctxlint.ingest.source_map import BodyProblem, SourceMap, kept_in_place, member_pointers
 
 # first found wins; then the same names in camelCase, as JavaScript loggers and trace exports write them
@@ -393,7 +393,7 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
     """The record of one parsed line; `reused` leading messages are already shared objects.
     `unwrap`: a line of no known shape may be a logger's wrapping of one (_unwrapped)."""
     if not isinstance(obj, dict):
-        return InputProblem(file, line, f"record is {json_type(obj)}, not an object")
+        return InputProblem(file, line, f"{NOT_AN_OBJECT}{json_type(obj)}, not an object")
     if isinstance(obj.get("request"), dict) or ("request" in obj and "messages" not in obj):
         return _envelope(obj, "request", "response", file, line, session_key_path, reused)
     if isinstance(obj.get("custom_id"), str) and "body" in obj and ("method" in obj or "url" in obj):
@@ -428,10 +428,11 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
     if reply is not None:
         return reply
     wrapped = _unwrapped(obj, file, line, session_key_path) if unwrap else None
-    return wrapped if wrapped is not None else InputProblem(file, line, f"not a known record shape: {closest_shape_hint(obj)}")
+    return wrapped if wrapped is not None else InputProblem(file, line, f"{NO_SHAPE}{closest_shape_hint(obj)}")
 
 
-UNREAD = ("not a known record shape", "record is ")  # what normalize says of a value that is no record at all
+# How normalize's problems open when a value is no record at all (_unwrapped looks past those)
+NOT_AN_OBJECT, NO_SHAPE = "record is ", "not a known record shape: "
 
 
 def _unwrapped(obj: dict[str, Any], file: str, line: int, session_key_path: str | None) -> Any:
@@ -448,14 +449,14 @@ def _unwrapped(obj: dict[str, Any], file: str, line: int, session_key_path: str 
             item = normalize(inner, file, line, session_key_path, unwrap=False)
             if not isinstance(item, InputProblem):
                 read.append((name, item))
-            elif not item.message.startswith(UNREAD):
+            elif not item.message.startswith((NOT_AN_OBJECT, NO_SHAPE)):
                 broken.append((name, item))
     found = read or broken
     if len(found) != 1:
         return None
     name, item = found[0]
     if isinstance(item, InputProblem):
-        pointer = "/" + name.replace("~", "~0").replace("/", "~1") + (item.pointer or "")
+        pointer = json_pointer((name,)) + (item.pointer or "")
         said = f" at {item.pointer}" if item.pointer else None  # the path the message names, as the pointer now has it
         return replace(item, pointer=pointer, message=item.message.replace(said, f" at {pointer}", 1) if said else item.message)
     if isinstance(item, ReplyLine) and item.session_key is None:
@@ -531,7 +532,7 @@ def _reply_alone(obj: dict[str, Any], file: str, line: int, session_key_path: st
 def _envelope(obj: dict[str, Any], request_name: str, response_name: str | None, file: str, line: int,
               session_key_path: str | None, reused: int) -> Record | InputProblem | Skipped:
     """The record of a request logged with what came back, each under its member's name."""
-    request, pointer = http_body(obj.get(request_name), "/" + request_name.replace("~", "~0").replace("/", "~1"))
+    request, pointer = http_body(obj.get(request_name), json_pointer((request_name,)))
     request = _named_model(request, obj)
     record = body_record(
         request, file, line, "envelope", pointer, reused,

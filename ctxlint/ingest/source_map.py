@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ctxlint.chat import REASONING_FIELDS
+from ctxlint.ingest.schema import json_pointer
 
 _MESSAGE_POINTER = re.compile(r"/messages/(\d+)(.*)")
 _CALL_POINTER = re.compile(r"/tool_calls/(\d+)(.*)")
@@ -29,7 +30,7 @@ def member_pointers(value: dict[str, Any], prefix: str = "", depth: int = 3) -> 
     (how a setting logged apart from the body is found again)."""
     pointers = []
     for name, member in value.items():
-        pointer = f"{prefix}/{str(name).replace('~', '~0').replace('/', '~1')}"
+        pointer = prefix + json_pointer((name,))
         pointers.append(pointer)
         if isinstance(member, dict) and depth > 1:
             pointers += member_pointers(member, pointer, depth - 1)
