@@ -260,7 +260,7 @@ def test_sdk_call_arguments_are_read_as_the_body_the_sdk_sends():
     level, so rules judge them there, and findings point where the log holds them."""
     report = json_report(str(FIXTURES / "rules" / "CTX005" / "fail_sdk_arguments_with_extra_body.jsonl"))
     assert [(f["line"], f["pointer"]) for f in report["findings"]] == [(1, "/extra_body/thinking/type"), (4, "/extra_body/reasoning_effort")]
-    assert "reasoning_effort 'medium'" in report["findings"][1]["message"]
+    assert 'reasoning_effort "medium"' in report["findings"][1]["message"]
 
 
 def test_a_json_list_of_log_records_is_read_as_the_jsonl_log_would_be():

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
+import orjson
+
 from ctxlint.chat import key_text
 from ctxlint.ingest.shapes import dotted
 from ctxlint.rules.base import Rule, Violation
@@ -13,7 +15,9 @@ class DisabledThinkingFlag(Rule):
     Flags a thinking setting the model rejects, such as `thinking: {"type": "disabled"}`
     sent to GLM-5.x or to Volcengine's thinking-only doubao-seed-1.6-thinking (thinking is
     always on there; the hybrid doubao-seed-1.6 and GLM-4.x take the switch), or to
-    Claude Fable 5.x and Opus 5.5 (adaptive thinking, always on), and the manual
+    Claude Fable 5.x and Opus 5.5 (adaptive thinking, always on); `enable_thinking: false`
+    sent to a thinking-only Qwen3 model (`qwen3-…-thinking-2507`,
+    `qwen3-next-80b-a3b-thinking`; the hybrid Qwen3 models take it); the manual
     `thinking: {"type": "enabled", "budget_tokens": …}` sent to Claude Opus 4.7 and newer,
     which take adaptive thinking only (Opus 4.6 and older still take it), a thinking budget
     of 0 sent to Gemini 2.5 Pro (which cannot turn thinking off), and a
@@ -51,7 +55,7 @@ class DisabledThinkingFlag(Rule):
             sent = dotted(ctx.request, path)
             if sent == value:
                 yield Violation(
-                    f"{profile.id} rejects {path} = {value!r} (model {ctx.turn.record.model})",
+                    f"{profile.id} rejects {path} = {_as_sent(value)} (model {ctx.turn.record.model})",
                     key=(path, key_text(value)), pointer="/" + path.replace(".", "/"),
                     evidence={"setting": path, "value": value, "profile": profile.id, "sources": list(profile.sources)},
                 )
@@ -59,7 +63,12 @@ class DisabledThinkingFlag(Rule):
             effort = dotted(ctx.request, path)
             if effort is not None and effort not in profile.reasoning_effort:
                 yield Violation(
-                    f"{path} {effort!r} is not accepted by {profile.id}; accepted: {', '.join(profile.reasoning_effort)}",
+                    f"{path} {_as_sent(effort)} is not accepted by {profile.id}; accepted: {', '.join(profile.reasoning_effort)}",
                     key=(path, key_text(effort)), pointer="/" + path.replace(".", "/"),
                     evidence={"setting": path, "value": effort, "accepted": list(profile.reasoning_effort), "profile": profile.id},
                 )
+
+
+def _as_sent(value: object) -> str:
+    """A setting's value as the request's JSON spells it (`false`, `\"disabled\"`)."""
+    return orjson.dumps(value).decode()
