@@ -115,6 +115,31 @@ def test_a_trim_that_keeps_the_opening_exchange_goes_on_from_its_own_conversatio
     assert grouping(replied) == [[1, 2, 4, 5], [3]]
 
 
+def test_a_history_kept_from_the_last_reply_on_goes_on_from_its_conversation(tmp_path):
+    """Keep-last-2 cuts a history right after its newest question: the request opens with
+    the reply that question got. It goes on from the conversation that got that reply, and
+    the lost prompt and first question are reported there; a reply two runs got alike, or an
+    "OK", ties nothing (each run's trim is then a new session)."""
+    prompt = {"role": "system", "content": "You are TripBot. Budget 500 EUR, vegan meals only."}
+    asked = ["Plan a Lisbon trip for me.", "March 3 to 7, two people.", "Now the flights from Paris."]
+    replies = ["Sure! Which dates?", "Hotel Alfama booked for March 3-7.", "Flight AF1024 booked, 189 EUR each."]
+    history, lines = [prompt], []
+    for text, reply in zip(asked, replies):
+        history = history + [U(text)]
+        lines.append({"request": {"model": "gpt-4o", "messages": history}, "response": {"choices": [{"message": A(reply)}]}})
+        history = history + [A(reply)]
+    lines.append({"request": {"model": "gpt-4o", "messages": [A(replies[-1]), U("Restaurants near the hotel?")]}})
+    report = json_report(write_records(tmp_path / "trim.jsonl", lines))
+    assert code_lines(report) == [("CTX008", 4), ("CTX008", 4)]
+    assert {f["session"] for f in report["findings"]} == {f"{tmp_path / 'trim.jsonl'}:1"}
+
+    alike = [{"request": {"model": "gpt-4o", "messages": [U(f"Run {n}: book a room in Porto.")]},
+              "response": {"choices": [{"message": A("Done, room booked for you.")}]}} for n in (1, 2)]
+    cut = [{"request": {"model": "gpt-4o", "messages": [A(text), U("What is the address of the place?")]}}
+           for text in ("Done, room booked for you.", "OK")]
+    assert code_lines(json_report(write_records(tmp_path / "alike.jsonl", alike + cut))) == []
+
+
 def test_a_classifier_called_before_each_turn_under_the_key_is_not_the_conversation(tmp_path):
     """An agent that gets each user message alone first (a router, an intent classifier)
     under the conversation's key: the conversation is the main agent's requests, whole,

@@ -4,7 +4,8 @@ Request B continues request A when A's newest conversation message (its anchor: 
 last user or tool message it sent) reappears in B and the messages just before it agree,
 or B's history is cut right at the anchor (nothing of A's before it: only a summary of
 what was cut, or nothing) with a reply after it, and the anchor is A's own, not an "ok"
-any conversation sends.
+any conversation sends; or B opens with the reply A got (its history kept from there
+on), a reply no other open conversation got.
 Matching is on turn identity (role, user/tool text, tool_call ids), never on reasoning
 or system prompts, so the defects ctxlint reports (dropped reasoning, a dropped assistant
 turn, a trimmed prefix, a rewritten system prompt) do not split a session in two.
@@ -49,6 +50,11 @@ class _Open:
     opened: int = 0  # how many conversation messages its first request sent
     response_calls: tuple[str, ...] = ()
     last_seen: int = 0
+
+    @property
+    def reply(self) -> tuple | None:
+        """The reply its last request got, when logged."""
+        return self.history[self.sent] if len(self.history) > self.sent else None
 
     @property
     def edit_point(self) -> tuple | None:
@@ -142,7 +148,7 @@ def _cut_at_anchor(candidate: _Open, messages: list, conversation: list[tuple[in
 
 
 def _distinctive(message: dict) -> bool:
-    """Whether a user message is one conversation's own, not an "ok" many conversations send."""
+    """Whether a message's text is one conversation's own, not an "ok" many conversations send."""
     text = " ".join(text_of(message.get("content")).split())
     return len(text) >= DISTINCTIVE_TEXT or len(CJK_CHARACTER.findall(text, 0, 64)) >= DISTINCTIVE_CJK
 
@@ -184,6 +190,7 @@ class ChainInference:
         self._by_anchor: dict[tuple, list[_Open]] = defaultdict(list)
         self._by_question: dict[tuple, list[_Open]] = defaultdict(list)
         self._by_edit_point: dict[tuple, list[_Open]] = defaultdict(list)
+        self._by_reply: dict[tuple, list[_Open]] = defaultdict(list)
         self._texts: dict[str, str] = {}  # one copy of each prompt and model name (_shared)
         self._sequence = 0
         # how many requests sent each opening alone (hashed): one many send is no tie of its own
@@ -192,7 +199,8 @@ class ChainInference:
     def _places(self, conversation: _Open) -> list[tuple[dict[tuple, list[_Open]], tuple]]:
         """Each index an open conversation is found by, with its key there."""
         places = [(self._by_anchor, _key(conversation.anchor) if conversation.anchor is not None else None),
-                  (self._by_question, conversation.question), (self._by_edit_point, conversation.edit_point)]
+                  (self._by_question, conversation.question), (self._by_edit_point, conversation.edit_point),
+                  (self._by_reply, conversation.reply)]
         return [(index, key) for index, key in places if key is not None]
 
     def add(self, record: Record) -> tuple[str, bool]:
@@ -218,7 +226,7 @@ class ChainInference:
                     # or a regeneration, whose reply the conversation goes on from
                     continue
             score, whole = _agreement(candidate, identities)
-            reply = candidate.history[candidate.sent] if len(candidate.history) > candidate.sent else None
+            reply = candidate.reply
             at = _position(identities, candidate.anchor, last=True) if score else None
             if at is not None and reply is not None and at + 1 < len(identities) and identities[at + 1] == reply:
                 score += 1  # the reply it got, right after its anchor: a request that goes on from it
@@ -241,6 +249,8 @@ class ChainInference:
         if best is None:
             best = self._gone_on_without_exchange(record.messages, conversation, prompt, model)
         asked = _asked(record.messages, conversation)
+        if best is None:
+            best = self._opened_with_reply(record.messages, conversation, prompt, model)
         if best is None and len(identities) >= 2 and asked is not None:
             best = next((o for o in reversed(self._by_edit_point.get(identities[-2], ()))
                          if not o.resent and _same_agent(o.prompt, o.model, prompt, model) and o.edited_by(identities, asked)), None)
@@ -277,6 +287,19 @@ class ChainInference:
         scored = [(score, candidate.last_seen, candidate) for candidate in candidates
                   if (score := _went_on_without_exchange(candidate, messages, conversation)) >= self._needed_before(candidate)]
         return max(scored, key=lambda entry: entry[:2])[2] if scored else None
+
+    def _opened_with_reply(self, messages: list, conversation: list[tuple[int, tuple]], prompt: str | None, model: str | None) -> _Open | None:
+        """The open conversation whose logged reply this request's conversation opens with,
+        more following: its history kept from that reply on (keep-last-N cut the anchor and
+        all before it, a defect CTX008 reports). Only a reply one conversation alone got
+        (tool calls, or a text of some length), and not another agent's request."""
+        if len(conversation) < 2 or conversation[0][1][0] != "assistant":
+            return None
+        index, reply = conversation[0]
+        found = [o for o in self._by_reply.get(reply, ()) if not _other_agent(o.prompt, o.model, prompt, model)]
+        if len(found) != 1 or not (reply[1] == "calls" or _distinctive(messages[index])):
+            return None
+        return found[0]
 
     def _needed_before(self, candidate: _Open) -> int:
         """How many of a conversation's messages up to its closing tool exchange a request
