@@ -229,6 +229,30 @@ def test_a_bare_request_with_its_reply_beside_the_messages_is_read_whole(tmp_pat
     assert [(f["code"], f["line"], f["evidence"].get("seen_in")) for f in report["findings"]] == [("CTX004", 2, "turn 1 response")]
 
 
+def test_a_request_with_its_completion_merged_in_is_read_whole(tmp_path):
+    """An app that logs `{**arguments, **completion}` puts the reply's members (choices,
+    usage, object) beside the messages: they are the turn's response, and a request's own
+    `usage` setting (OpenRouter's `{"include": true}`) stays the request's."""
+    import orjson
+
+    call = {"id": "c1", "type": "function", "function": {"name": "search", "arguments": '{"q": "x"}'}}
+    first = {"model": "deepseek-reasoner", "session_id": "M1", "messages": [{"role": "user", "content": "find x"}],
+             "id": "chatcmpl-1", "object": "chat.completion", "created": 1764900000,
+             "choices": [{"index": 0, "finish_reason": "tool_calls",
+                          "message": {"role": "assistant", "content": None, "reasoning_content": "need a search", "tool_calls": [call]}}],
+             "usage": {"prompt_tokens": 57, "completion_tokens": 9, "total_tokens": 66}}
+    second = {"model": "deepseek-reasoner", "session_id": "M1", "usage": {"include": True}, "messages": [
+        {"role": "user", "content": "find x"}, {"role": "assistant", "content": None, "tool_calls": [call]}, {"role": "tool", "tool_call_id": "c1", "content": "r"}]}
+    log = tmp_path / "merged.jsonl"
+    log.write_bytes(orjson.dumps(first) + b"\n" + orjson.dumps(second) + b"\n")
+    merged, bare = read_inputs([str(log)]).records
+    assert not {"choices", "object", "usage"} & set(merged.request) and merged.response.finish_reason == "tool_calls"
+    assert bare.response is None and bare.request["usage"] == {"include": True}
+    report = json_report(str(log))
+    assert [(f["code"], f["line"], f["evidence"].get("seen_in")) for f in report["findings"]] == [("CTX004", 2, "turn 1 response")]
+    assert report["summary"]["token_counters"]["server"] == 1
+
+
 def test_a_request_in_a_context_the_provider_holds_is_skipped_with_its_reason(tmp_path):
     """Volcengine's Context API keeps the conversation: each request sends its new messages
     and a context_id. Read as a history, every turn would look like one that lost it."""

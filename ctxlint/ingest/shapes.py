@@ -413,13 +413,16 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         return Skipped(file, line, f"not chat-completions: LiteLLM {other_call} call")
     if "messages" in obj or openai_responses.is_responses_body(obj) or gemini.is_gemini_body(obj):
         failed = _logged_failure(obj)
-        if failed is None and obj.get("response") is None:
+        merged = _merged_reply(obj) if failed is None and obj.get("response") is None else ()
+        if failed is None and obj.get("response") is None and not merged:
             return _linked(body_record(obj, file, line, "bare", "", reused, session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj)), obj)
-        # a request body with its reply beside the messages, as proxies log them, or the error
-        # of a call LiteLLM logged as failed
-        beside = ("response",) if failed is None else ("response", "error_str", "error_information")
+        # a request body with its reply beside the messages, as proxies log them, or merged
+        # into it (an app that logs the call's arguments and the completion as one object),
+        # or the error of a call LiteLLM logged as failed
+        beside = merged or (("response",) if failed is None else ("response", "error_str", "error_information"))
         body = {name: value for name, value in obj.items() if name not in beside}
-        return body_record(body, file, line, "bare", "", reused, response=failed or parse_response(obj["response"], _status(obj)),
+        reply = {name: obj[name] for name in merged} if merged else obj["response"]
+        return body_record(body, file, line, "bare", "", reused, response=failed or parse_response(reply, _status(obj)),
                        session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj))
     request_name = _member(obj, _is_request_body)
     if request_name is not None:  # an envelope under other names: {"request_body": ..., "response_body": ...}
@@ -429,6 +432,22 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         return reply
     wrapped = _unwrapped(obj, file, line, session_key_path) if unwrap else None
     return wrapped if wrapped is not None else InputProblem(file, line, f"{NO_SHAPE}{closest_shape_hint(obj)}")
+
+
+# Members a chat.completion adds when it is merged into the request body that got it
+# (`{**arguments, **completion}`); `usage` only when it counts tokens (OpenRouter's request
+# setting `usage: {"include": true}` is the request's)
+COMPLETION_MEMBERS = ("choices", "object", "created", "system_fingerprint", "service_tier", "usage")
+TOKEN_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+def _merged_reply(obj: dict[str, Any]) -> tuple[str, ...]:
+    """The members of a chat.completion merged into a request body, or () when it holds none."""
+    if not isinstance(obj.get("choices"), list):
+        return ()
+    usage = obj.get("usage")
+    counted = isinstance(usage, dict) and any(name in usage for name in TOKEN_COUNTS)
+    return tuple(name for name in COMPLETION_MEMBERS if name in obj and (name != "usage" or counted))
 
 
 # How normalize's problems open when a value is no record at all (_unwrapped looks past those)
