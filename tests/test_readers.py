@@ -253,6 +253,28 @@ def test_a_request_with_its_completion_merged_in_is_read_whole(tmp_path):
     assert report["summary"]["token_counters"]["server"] == 1
 
 
+def test_a_reply_logged_as_its_text_is_the_turns_reply_and_an_error_page_is_not(tmp_path):
+    """An app that logs what the model said as a plain string: that text is the reply the
+    next request must carry (its reasoning inline included); a proxy's HTML error page
+    in its place is no reply."""
+    import orjson
+
+    asked = {"role": "user", "content": "Weather in Paris today?"}
+    lines = [{"session_id": "a", "request": {"model": "gpt-4o", "messages": [asked]}, "response": "It is 18C and sunny in Paris."},
+             {"session_id": "a", "request": {"model": "gpt-4o", "messages": [asked, {"role": "user", "content": "And tomorrow?"}]}},
+             {"session_id": "b", "model": "MiniMax-M2", "messages": [asked], "response": "<think>Look it up.</think>It is 18C."},
+             {"session_id": "b", "model": "MiniMax-M2", "messages": [asked, {"role": "assistant", "content": "<think>Look it up.</think>It is 18C."},
+                                                                     {"role": "user", "content": "And tomorrow?"}]},
+             {"session_id": "c", "request": {"model": "gpt-4o", "messages": [asked]}, "response": "<!DOCTYPE html><html><body>502 Bad Gateway</body></html>"},
+             {"session_id": "c", "request": {"model": "gpt-4o", "messages": [asked, {"role": "user", "content": "Hello?"}]}}]
+    log = tmp_path / "texts.jsonl"
+    log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    records = read_inputs([str(log)]).records
+    assert [r.response.message["content"] if r.response and r.response.message else None for r in records[::2]] == [
+        "It is 18C and sunny in Paris.", "<think>Look it up.</think>It is 18C.", None]
+    assert code_lines(json_report(str(log))) == [("CTX003", 2), ("CTX003", 6), ("CTX016", 2)]
+
+
 def test_a_request_in_a_context_the_provider_holds_is_skipped_with_its_reason(tmp_path):
     """Volcengine's Context API keeps the conversation: each request sends its new messages
     and a context_id. Read as a history, every turn would look like one that lost it."""

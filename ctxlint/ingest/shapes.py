@@ -422,7 +422,7 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         beside = merged or (("response",) if failed is None else ("response", "error_str", "error_information"))
         body = {name: value for name, value in obj.items() if name not in beside}
         reply = {name: obj[name] for name in merged} if merged else obj["response"]
-        return body_record(body, file, line, "bare", "", reused, response=failed or parse_response(reply, _status(obj)),
+        return body_record(body, file, line, "bare", "", reused, response=failed or reply_of(reply, _status(obj)),
                        session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj))
     request_name = _member(obj, _is_request_body)
     if request_name is not None:  # an envelope under other names: {"request_body": ..., "response_body": ...}
@@ -503,9 +503,7 @@ def _generation_record(obj: dict[str, Any], file: str, line: int, session_key_pa
     its tools and model parameters; its output as the reply."""
     body: dict[str, Any] = {"model": obj.get("model"), "messages": obj["input"]}
     body.update({name: obj[name] for name in ("tools", *SETTINGS_APART) if name in obj})
-    output = obj.get("output")
-    response = parse_response({"role": "assistant", "content": output} if isinstance(output, str) else output)
-    return body_record(body, file, line, "bare", "", response=response, source_map=kept_in_place(obj["input"], "input"),
+    return body_record(body, file, line, "bare", "", response=reply_of(obj.get("output"), None), source_map=kept_in_place(obj["input"], "input"),
                    session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj))
 
 
@@ -567,7 +565,17 @@ def _reply_under(obj: dict[str, Any], name: str | None) -> Response | None:
     response, status = obj.get(name) if name else None, _status(obj)
     if _is_http_exchange(response):
         response, status = response["body"], _status(response) or status
-    return parse_response(response, status)
+    return reply_of(response, status)
+
+
+def reply_of(value: Any, status: int | None) -> Response | None:
+    """The reply a log holds beside its request: as the provider sent it, or the text an
+    app logged of it (a string that is no JSON, no stream and no error page)."""
+    parsed = parse_response(value, status)
+    if (isinstance(value, str) and parsed is not None and parsed.message is None and not parsed.failed
+            and value.strip() and not value.lstrip()[:9].lower().startswith(("<!doctype", "<html"))):
+        return parse_response({"role": "assistant", "content": value}, status)
+    return parsed
 
 
 def _linked(record: Record | InputProblem | Skipped, line: dict[str, Any]) -> Record | InputProblem | Skipped:
