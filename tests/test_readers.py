@@ -253,6 +253,28 @@ def test_a_request_with_its_completion_merged_in_is_read_whole(tmp_path):
     assert report["summary"]["token_counters"]["server"] == 1
 
 
+def test_a_reply_beside_the_messages_under_a_name_of_the_apps_is_read(tmp_path):
+    """`completion`, `output` or any one member holding a reply body (or the assistant
+    message alone) beside the messages is the reply; a setting that names an error is not."""
+    import orjson
+
+    asked = {"role": "user", "content": "Weather in Paris today?"}
+    again = {"role": "user", "content": "And tomorrow?"}
+    replies = {"completion": {"object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "It is 18C."}, "finish_reason": "stop"}]},
+               "output": {"role": "assistant", "content": "It is 18C."}}
+    lines = []
+    for name, reply in replies.items():
+        lines += [{"session_id": name, "model": "gpt-4o", "messages": [asked], name: reply},
+                  {"session_id": name, "model": "gpt-4o", "messages": [asked, again]}]
+    lines.append({"session_id": "m", "model": "gpt-4o", "messages": [asked], "metadata": {"error": "none", "tenant": "t1"}})
+    log = tmp_path / "named.jsonl"
+    log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    records = read_inputs([str(log)]).records
+    assert [r.response.message["content"] if r.response else None for r in records[::2]] == ["It is 18C.", "It is 18C.", None]
+    assert "completion" not in records[0].request and records[4].request["metadata"] == {"error": "none", "tenant": "t1"}
+    assert code_lines(json_report(str(log))) == [("CTX003", 2), ("CTX003", 4), ("CTX016", 2), ("CTX016", 4)]
+
+
 def test_a_reply_logged_as_its_text_is_the_turns_reply_and_an_error_page_is_not(tmp_path):
     """An app that logs what the model said as a plain string: that text is the reply the
     next request must carry (its reasoning inline included); a proxy's HTML error page

@@ -413,15 +413,18 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         return Skipped(file, line, f"not chat-completions: LiteLLM {other_call} call")
     if "messages" in obj or openai_responses.is_responses_body(obj) or gemini.is_gemini_body(obj):
         failed = _logged_failure(obj)
-        merged = _merged_reply(obj) if failed is None and obj.get("response") is None else ()
-        if failed is None and obj.get("response") is None and not merged:
+        unanswered = failed is None and obj.get("response") is None
+        merged = _merged_reply(obj) if unanswered else ()
+        named = _member(obj, _is_reply_body) if unanswered and not merged else None
+        if unanswered and not merged and named is None:
             return _linked(body_record(obj, file, line, "bare", "", reused, session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj)), obj)
-        # a request body with its reply beside the messages, as proxies log them, or merged
-        # into it (an app that logs the call's arguments and the completion as one object),
-        # or the error of a call LiteLLM logged as failed
-        beside = merged or (("response",) if failed is None else ("response", "error_str", "error_information"))
+        # a request body with its reply beside the messages, as proxies log them (as
+        # `response`, or under a name of the app's: `completion`, `output`), or merged into
+        # it (an app that logs the call's arguments and the completion as one object), or the
+        # error of a call LiteLLM logged as failed
+        beside = merged or ((named or "response",) if failed is None else ("response", "error_str", "error_information"))
         body = {name: value for name, value in obj.items() if name not in beside}
-        reply = {name: obj[name] for name in merged} if merged else obj["response"]
+        reply = {name: obj[name] for name in merged} if merged else obj[beside[0]]
         return body_record(body, file, line, "bare", "", reused, response=failed or reply_of(reply, _status(obj)),
                        session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj))
     request_name = _member(obj, _is_request_body)
@@ -601,6 +604,14 @@ def _member(obj: dict[str, Any], holds: Any, besides: str | None = None) -> str 
 def _is_request_body(value: Any) -> bool:
     return isinstance(value, dict) and (isinstance(value.get("messages"), list) or openai_responses.is_responses_body(value)
                                         or gemini.is_gemini_body(value))
+
+
+def _is_reply_body(value: Any) -> bool:
+    """A member of a request body that holds a reply to it: a provider's reply body, or the
+    assistant message alone (not an error: a request's own settings may name one)."""
+    return isinstance(value, dict) and (isinstance(value.get("choices"), list) or value.get("role") == "assistant"
+                                        or anthropic.is_message_body(value) or openai_responses.is_response_body(value)
+                                        or isinstance(value.get("candidates"), list))
 
 
 def _is_response_body(value: Any) -> bool:
