@@ -141,6 +141,8 @@ def _user_messages(content: str | list[Any], index: int, pointer: str) -> Iterab
                 run = []
             result = block.get("content")
             tool = {"role": "tool", "tool_call_id": block.get("tool_use_id"), "content": text_of(result)}
+            if block.get("is_error") is True:
+                tool["is_error"] = True  # the app answered the call with an error (CTX013 reads it)
             yield tool, Origin(index, f"{pointer}/content/{position}")
         else:
             run.append(block)
