@@ -117,6 +117,35 @@ def assistant_calls(messages: list[dict[str, Any]], start: int = 0) -> Iterator[
                 yield index, position, call
 
 
+# How a tool result says the call was refused: a framework that validates arguments answers
+# a broken call with the validation error and asks for a retry (pydantic-ai's "1 validation
+# error for … Fix the errors and try again", LangChain's "Error: … Please fix your mistakes")
+REFUSAL = re.compile(r"\b(?:errors?|invalid|validation|exception|failed)\b", re.IGNORECASE)
+REFUSAL_READ = 500  # characters of a result read for it
+
+
+def resume_at_last_calls(messages: list[dict], shared: int) -> int:
+    """Where judging resumes: after the messages the previous request sent too, or at the
+    last assistant turn among them when only its results follow it (a call's verdict reads
+    its result, and more results may come in this request)."""
+    index = shared
+    while index > 0 and role_of(messages[index - 1]) == "tool":
+        index -= 1
+    return index - 1 if index > 0 and role_of(messages[index - 1]) == "assistant" else shared
+
+
+def answered_with_error(messages: list[dict], index: int, call_id: Any) -> bool:
+    """Whether the tool message answering call `call_id` of assistant message `index` (before
+    the next assistant message) reports an error: flagged `is_error`, or says so."""
+    for message in messages[index + 1:]:
+        role = role_of(message)
+        if role == "assistant":
+            return False
+        if role == "tool" and message.get("tool_call_id") == call_id:
+            return message.get("is_error") is True or REFUSAL.search(text_of(message.get("content"))[:REFUSAL_READ]) is not None
+    return False
+
+
 def call_function(call: dict[str, Any]) -> tuple[str | None, Any]:
     """(name, arguments) of one tool call; either may be None."""
     function = call.get("function")

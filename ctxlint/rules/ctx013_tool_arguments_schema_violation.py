@@ -1,9 +1,8 @@
 from __future__ import annotations
 
-import re
 from typing import Any, Iterable
 
-from ctxlint.chat import assistant_calls, call_function, role_of, short_hash, text_of
+from ctxlint.chat import answered_with_error, assistant_calls, call_function, resume_at_last_calls, short_hash
 from ctxlint.ingest.schema import compiled, describe, json_pointer, readable_exactly
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx012_invalid_tool_arguments import parsed_arguments
@@ -23,34 +22,6 @@ def declared_tools(request: dict) -> dict[str, dict]:
 
 
 VERDICT_CACHE_SIZE = 20_000
-
-# How a tool result says the call was refused: a framework that validates arguments answers
-# a broken call with the validation error and asks for a retry (pydantic-ai's "1 validation
-# error for … Fix the errors and try again", LangChain's "Error: … Please fix your mistakes")
-REFUSAL = re.compile(r"\b(?:errors?|invalid|validation|exception|failed)\b", re.IGNORECASE)
-REFUSAL_READ = 500  # characters of a result read for it
-
-
-def _resume_at(messages: list[dict], shared: int) -> int:
-    """Where judging resumes: after the messages the previous request sent too, or at the
-    last assistant turn among them when only its results follow it (a call's verdict reads
-    its result, and more results may come in this request)."""
-    index = shared
-    while index > 0 and role_of(messages[index - 1]) == "tool":
-        index -= 1
-    return index - 1 if index > 0 and role_of(messages[index - 1]) == "assistant" else shared
-
-
-def answered_with_error(messages: list[dict], index: int, call_id: Any) -> bool:
-    """Whether the tool message answering call `call_id` of assistant message `index` (before
-    the next assistant message) reports an error: flagged `is_error`, or says so."""
-    for message in messages[index + 1:]:
-        role = role_of(message)
-        if role == "assistant":
-            return False
-        if role == "tool" and message.get("tool_call_id") == call_id:
-            return message.get("is_error") is True or REFUSAL.search(text_of(message.get("content"))[:REFUSAL_READ]) is not None
-    return False
 
 
 def _fits(check: Any, value: Any) -> bool:
@@ -93,7 +64,7 @@ class ToolArgumentsSchemaViolation(Rule):
         declared = declared_tools(ctx.request)
         if not declared:
             return
-        for index, position, call in assistant_calls(ctx.messages, _resume_at(ctx.messages, ctx.unchanged(self))):
+        for index, position, call in assistant_calls(ctx.messages, resume_at_last_calls(ctx.messages, ctx.unchanged(self))):
             name, arguments = call_function(call)
             schema = declared.get(name, {}).get("parameters")
             value, problem = parsed_arguments(arguments)

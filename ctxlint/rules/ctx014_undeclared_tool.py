@@ -3,7 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from ctxlint.chat import assistant_calls, call_function, similar
+from ctxlint.chat import answered_with_error, assistant_calls, call_function, resume_at_last_calls, similar
 from ctxlint.ingest.shapes import dotted
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx013_tool_arguments_schema_violation import declared_tools
@@ -37,7 +37,10 @@ class UndeclaredTool(Rule):
     another agent is another system prompt, not a rewrite of the same one. Nor is a
     request that forces a call of the tools it offers (`tool_choice` required, any or a
     named tool): frameworks offer only their output tool at the last step to get a
-    structured answer, with the calls of the run's other tools in the history.
+    structured answer, with the calls of the run's other tools in the history. Nor is a
+    call its tool answered with an error (an Anthropic `is_error` result, or a result
+    that reports an error): the app refused a name the model made up, and the model
+    sees that the tool does not exist (pydantic-ai answers "Unknown tool name").
 
     ## Why is this bad?
     The app changed the tool list mid-session (a tool removed or renamed while its calls
@@ -65,9 +68,9 @@ class UndeclaredTool(Rule):
         offered = offered.next(agent, frozenset(declared)) if offered else ToolsOffered(agent, frozenset(declared))
         ctx.session.tools_offered = offered
         known = declared | offered.handed_over
-        for index, position, call in assistant_calls(ctx.messages, ctx.unchanged(self)):
+        for index, position, call in assistant_calls(ctx.messages, resume_at_last_calls(ctx.messages, ctx.unchanged(self))):
             name, _ = call_function(call)
-            if name is not None and name not in known:
+            if name is not None and name not in known and not answered_with_error(ctx.messages, index, call.get("id")):
                 yield Violation(
                     f"tool call {call.get('id')!r} names {name!r}, which this request's tools do not declare",
                     key=(call.get("id"), name), message_index=index, tool_call_id=call.get("id"),
