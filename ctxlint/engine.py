@@ -186,7 +186,7 @@ class SessionCheck:
     the reasoning ledger, the replies that were cut off, the defects reported."""
 
     __slots__ = ("summary", "first_line", "opening", "previous", "ledger", "reported", "judged", "pending", "settings", "fingerprint_base",
-                 "cut_off", "summaries", "history_cut", "thread", "tools_offered", "recurring")
+                 "cut_off", "summaries", "refused", "history_cut", "thread", "tools_offered", "recurring")
 
     def __init__(self, session_id: str, file: str, explicit_key: bool, first: int) -> None:
         self.summary = SessionSummary(session_id, file, explicit_key, first)
@@ -204,6 +204,7 @@ class SessionCheck:
         self.fingerprint_base: str | None = None
         self.cut_off: frozenset[tuple] = frozenset()  # identities of replies the session got cut off (finish_reason length)
         self.summaries: frozenset[tuple] = frozenset()  # identities of messages put in place of cut history (CTX003)
+        self.refused: frozenset[tuple] = frozenset()  # identities of user messages whose request got an error reply (CTX003)
         # a request has left out messages of the one before: the app trims or folds its history
         # (CTX016 does not read a tool exchange that vanishes after that as a turn stored as text)
         self.history_cut = False

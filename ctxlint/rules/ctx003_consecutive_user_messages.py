@@ -15,7 +15,9 @@ class ConsecutiveUserMessages(Rule):
     request puts in place of the history it cut, sent as a user message next to one
     (LangChain's SummarizationMiddleware sends its summary so, before the messages it kept),
     nor an attachment sent as a user message of its own (only images, audio or files, no
-    text) next to the message that says what to do with it: that is one user turn.
+    text) next to the message that says what to do with it: that is one user turn. Nor is
+    a message whose request the provider refused (an error reply, logged) followed by the
+    user's next one: no reply came to keep between them.
 
     ## Why is this bad?
     Chat models are trained on alternating turns. Two user messages in a row mean the
@@ -51,11 +53,17 @@ class ConsecutiveUserMessages(Rule):
             # a summary stands where the cut history was: before messages carried on, not among the new ones;
             # later requests carry it on, and it stays a summary there
             ctx.session.summaries |= {identities[i] for i in transition.put_in(messages) if i < transition.new_from}
-        summaries = ctx.session.summaries
+        previous = ctx.previous
+        if previous is not None and previous.record.response is not None and previous.record.response.failed \
+                and previous.identities and previous.identities[-1][0] == "user":
+            # the provider refused the request that asked it: no reply came to keep before the next message
+            ctx.session.refused |= {previous.identities[-1]}
+        summaries, refused = ctx.session.summaries, ctx.session.refused
         for index in range(max(1, ctx.unchanged(self)), len(messages)):
             if role_of(messages[index]) == "user" and role_of(messages[index - 1]) == "user" \
                     and not different_participants(messages[index - 1], messages[index]) \
-                    and identities[index] not in summaries and identities[index - 1] not in summaries:
+                    and identities[index] not in summaries and identities[index - 1] not in summaries \
+                    and identities[index - 1] not in refused:
                 first, second = (text_of(messages[i].get("content")) for i in (index - 1, index))
                 if _attachment_only(messages[index - 1], first) or _attachment_only(messages[index], second):
                     continue
