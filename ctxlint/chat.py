@@ -333,6 +333,20 @@ def comparable_text(text: str) -> str:
 _IDENTITIES = IdentityCache()
 
 
+# A message that only greets: it says nothing a conversation must keep (CTX008)
+_GREETING = re.compile(
+    r"(?:hi|hello|hey|hiya|howdy|greetings|yo|good (?:morning|afternoon|evening|day)|bonjour|salut|hola|hallo|ciao"
+    r"|ol[aá]|oi|привет|здравствуйте|你好|您好|嗨|哈[喽啰]|こんにちは|こんばんは|おはよう(?:ございます)?|안녕(?:하세요)?)"
+    r"(?: (?:there|all|everyone|again))?")
+_NOT_A_WORD = re.compile(r"[^\w\s]+")
+
+
+def greeting_only(text: str) -> bool:
+    """Whether a message's text is a greeting and nothing else ("Hi!", "hello there", "你好")."""
+    folded = " ".join(_NOT_A_WORD.sub(" ", text[:64].lower()).split())
+    return _GREETING.fullmatch(folded) is not None
+
+
 def message_identity(message: dict[str, Any]) -> tuple:
     """message_identity_of, once per message object (histories share their messages)."""
     known = _IDENTITIES.get(message)

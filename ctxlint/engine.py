@@ -17,7 +17,7 @@ from typing import Any, Iterable, Iterator
 
 import orjson
 
-from ctxlint.chat import ReasoningSeen, last_user_index, message_identity, returned_reasoning, role_of, sealed, short_hash
+from ctxlint.chat import ReasoningSeen, greeting_only, last_user_index, message_identity, returned_reasoning, role_of, sealed, short_hash, text_of
 from ctxlint.ingest.record import InputProblem, Record, too_deep
 from ctxlint.ingest.shapes import LOG_FIELDS
 from ctxlint.profiles import Profile, ProfileBook, passback_required
@@ -186,7 +186,7 @@ class SessionCheck:
     the reasoning ledger, the replies that were cut off, the defects reported."""
 
     __slots__ = ("summary", "first_line", "opening", "previous", "ledger", "reported", "judged", "pending", "settings", "fingerprint_base",
-                 "cut_off", "summaries", "refused", "history_cut", "thread", "tools_offered", "recurring")
+                 "greeting", "cut_off", "summaries", "refused", "history_cut", "thread", "tools_offered", "recurring")
 
     def __init__(self, session_id: str, file: str, explicit_key: bool, first: int) -> None:
         self.summary = SessionSummary(session_id, file, explicit_key, first)
@@ -195,6 +195,9 @@ class SessionCheck:
         # its first system and user message, or what replaced one legitimately (an edit, a
         # summary: CTX008 moves it there, with a label that names it)
         self.opening: dict[str, tuple[int, dict[str, Any], int, str | None, str]] = {}
+        # (index, identity) of the greeting alone the session opened with: the first user
+        # message that says something is the one to keep, once a request sends it (CTX008)
+        self.greeting: tuple[int, tuple] | None = None
         self.previous: Turn | None = None
         self.ledger = ReasoningLedger()
         self.reported: set[tuple] | None = None
@@ -464,6 +467,9 @@ class Engine:
             for index, message in enumerate(record.messages):
                 key = opening_kind(role_of(message))
                 if key in ("system", "user") and key not in session.opening:
+                    if key == "user" and greeting_only(text_of(message.get("content"))):
+                        session.greeting = session.greeting or (index, turn.identities[index])
+                        continue
                     session.opening[key] = (index, message, 1, None, record.label(index))
             session.fingerprint_base = session.id if session.explicit_key else short_hash([list(map(str, ident)) for ident in turn.identities[:4]])
         if session.pending and turn.number == 2:  # the chain is there: the first request counts as judged

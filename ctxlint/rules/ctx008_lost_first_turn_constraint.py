@@ -4,7 +4,7 @@ import re
 from functools import lru_cache
 from typing import Iterable
 
-from ctxlint.chat import CJK_RUN, compacted, excerpt, message_identity, role_of, text_of
+from ctxlint.chat import CJK_RUN, compacted, excerpt, greeting_only, message_identity, role_of, text_of
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx014_undeclared_tool import declared_tool_names
 from ctxlint.sessions.model import NO_MESSAGES, STEERING_ROLES, opening_kind
@@ -98,7 +98,10 @@ class LostFirstTurnConstraint(Rule):
     A message counts as kept when every line of it is still there, in a message of the
     same role, after masking what agents legitimately refresh every turn (times, dates,
     counters, ids): a `Current time: …` line rewritten each turn is not a loss, and
-    neither is a prompt that only grew.
+    neither is a prompt that only grew. A first user message that only greets ("Hi!",
+    "你好") holds no constraint: the first one after it that says something is kept
+    instead, from the request that sends it (a sliding window that keeps the system prompt
+    and drops the greeting loses nothing).
 
     A message counts as restated when the request that stops sending it puts a summary in
     its place (a message inserted into the history, not new input) that keeps most of the
@@ -145,6 +148,7 @@ class LostFirstTurnConstraint(Rule):
     def check(self, ctx) -> Iterable[Violation]:
         if ctx.turn.number == 1:
             return
+        self._after_greeting(ctx)
         for key in ("system", "user"):
             kept = ctx.session.opening.get(key)
             if kept is None:
@@ -195,6 +199,26 @@ class LostFirstTurnConstraint(Rule):
                 message = f"{what} is cut, and the summary put in its place (message {ctx.label(summary)}) restates {restated} of its {len(cut_words)} content words"
                 evidence["summary_index"] = summary
             yield Violation(message, key=key, message_index=summary, pointer=None if summary is None else f"/messages/{summary}", evidence=evidence)
+
+    @staticmethod
+    def _after_greeting(ctx) -> None:
+        """A session that opened with a greeting alone keeps, from the request that first
+        sends one, the first user message that says something, while the greeting still
+        stands before it (a history trimmed before the user said anything lost nothing)."""
+        waiting = ctx.session.greeting
+        if waiting is None or "user" in ctx.session.opening:
+            return
+        index, identity = waiting
+        if index >= len(ctx.turn.identities) or ctx.turn.identities[index] != identity:
+            ctx.session.greeting = None
+            return
+        for later in range(index + 1, len(ctx.messages)):
+            message = ctx.messages[later]
+            if role_of(message) == "user" and not greeting_only(text_of(message.get("content"))):
+                label = f"the session's first user message after its greeting (turn {ctx.turn.number}, message {ctx.label(later)})"
+                ctx.session.opening["user"] = (later, message, ctx.turn.number, label, ctx.label(later))
+                ctx.session.greeting = None
+                return
 
     @staticmethod
     def _take_over(ctx) -> None:
