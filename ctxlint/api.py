@@ -10,7 +10,7 @@ from typing import Any, Iterable
 from ctxlint.config import Config, PerFileIgnore
 
 from ctxlint.engine import Engine, LintOptions, LintResult, Tally, problem_findings
-from ctxlint.ingest import Ingested, Item, Misrouted, Share, as_item, collect, infers_everywhere, read_inputs, readable_records, sort_items, stream_inputs
+from ctxlint.ingest import Ingested, Item, Misrouted, Share, as_items, collect, infers_everywhere, read_inputs, readable_records, sort_items, stream_inputs
 from ctxlint.ingest.jsonl import parse_line
 from ctxlint.profiles import ProfileBook
 from ctxlint.progress import NoProgress
@@ -173,7 +173,7 @@ def run_check(paths: list[str], options: CheckOptions | None = None, progress: N
 def records_from_line(line: bytes | str, file: str, line_number: int, session_key: str | None = None) -> list[Item]:
     """What ctxlint reads from one JSONL line: records and/or located problems."""
     raw = line.encode("utf-8") if isinstance(line, str) else line
-    return [as_item(parsed, file, line_number, session_key) for parsed in parse_line(raw, file, line_number)]
+    return [item for parsed in parse_line(raw, file, line_number) for item in as_items(parsed, file, line_number, session_key)]
 
 
 def lint(records: Iterable[Item], config: CheckOptions | Config | None = None) -> list[Finding]:

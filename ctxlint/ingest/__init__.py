@@ -14,7 +14,7 @@ import orjson
 from ctxlint.ingest.jsonl import READ_ERRORS, SKIP, ReadError, iter_lines, open_binary
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, too_deep
 from ctxlint.ingest.reuse import SharedPrefixDecoder
-from ctxlint.ingest.shapes import NO_KEY, BatchOutput, ReplyLine, as_item, awaits_reply, line_session_key, session_key_in_bytes
+from ctxlint.ingest.shapes import NO_KEY, BatchOutput, ReplyLine, as_items, awaits_reply, line_session_key, session_key_in_bytes
 from ctxlint.ingest.sources import Source, expand
 from ctxlint.progress import NoProgress
 
@@ -183,13 +183,13 @@ def read_jsonl(source: Source, session_key: str | None, progress: NoProgress, de
             share.confirm(obj, routed)
         elif share is not None and not share.reads_line(obj):
             continue
-        item = as_item(obj, source.path, number, session_key, decoder.reused if decoder.trusted else 0)
-        if share is not None:
-            share.agrees(obj, item)
-        if isinstance(item, Record):
-            decoder.mark_record()
-        if share is None or routed is not None or share.keeps(item):
-            yield item
+        for item in as_items(obj, source.path, number, session_key, decoder.reused if decoder.trusted else 0):
+            if share is not None:
+                share.agrees(obj, item)
+            if isinstance(item, Record):
+                decoder.mark_record()
+            if share is None or routed is not None or share.keeps(item):
+                yield item
 
 
 def _readers() -> dict[str, Callable[[Source, str | None], Iterable[Item]]]:

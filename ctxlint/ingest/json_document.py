@@ -14,10 +14,11 @@ from typing import Any, Iterator
 
 import orjson
 
+from ctxlint.ingest import otel
 from ctxlint.ingest.jsonl import iter_lines, read_whole
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped
 from ctxlint.ingest.schema import request_problems
-from ctxlint.ingest.shapes import BatchOutput, as_item
+from ctxlint.ingest.shapes import BatchOutput, as_items
 from ctxlint.ingest.sources import Source, named_as_lines
 
 CONVERSATION_KEYS = ("traj", "messages", "conversation")
@@ -40,8 +41,9 @@ def _is_trajectory(item: Any) -> bool:
 
 
 def _is_log_record(item: Any) -> bool:
-    """What a line of a JSONL request log holds: an envelope, a request body, a batch line."""
-    return isinstance(item, dict) and ("request" in item or "custom_id" in item or "model" in item)
+    """What a line of a JSONL request log holds: an envelope, a request body, a batch line,
+    OpenTelemetry spans."""
+    return isinstance(item, dict) and ("request" in item or "custom_id" in item or "model" in item or otel.holds_spans(item))
 
 
 def _first_message(pointer: str) -> int:
@@ -57,7 +59,7 @@ def _log_records(path: str, text: str, data: Any, session_key: str | None) -> It
     """Each element of a JSON list of log records read as a JSONL line would be, at the
     line of the file where it starts (a single record: line 1)."""
     if not isinstance(data, list):
-        yield as_item(data, path, 1, session_key)
+        yield from as_items(data, path, 1, session_key)
         return
     decoder = json.JSONDecoder()
     position = text.index("[") + 1
@@ -68,9 +70,9 @@ def _log_records(path: str, text: str, data: Any, session_key: str | None) -> It
         try:
             _, position = decoder.raw_decode(text, start)
         except RecursionError:  # nested deeper than json's scanner goes (orjson read it): no more lines to tell
-            yield from (as_item(rest, path, line, session_key) for rest in data[element:])
+            yield from (item for rest in data[element:] for item in as_items(rest, path, line, session_key))
             return
-        yield as_item(item, path, line, session_key)
+        yield from as_items(item, path, line, session_key)
         line += text.count("\n", start, position)
 
 
@@ -116,14 +118,16 @@ def read_json_document(source: Source, session_key: str | None = None) -> Iterat
         stream = _value_stream(raw.decode("utf-8", "replace"))
         if stream is None and named_as_lines(source.path):
             # named JSON Lines and no JSON read from its first line on: each line says what is wrong with it
-            yield from (as_item(obj, source.path, number, session_key) for number, obj, _ in iter_lines(source.path))
+            yield from (item for number, obj, _ in iter_lines(source.path) for item in as_items(obj, source.path, number, session_key))
             return
         if stream is None:
             yield InputProblem(source.path, error.lineno or 1, f"not JSON: {error.msg}")
             return
         for line, value in stream:  # several documents one after another: each one a log line
-            yield (InputProblem(source.path, line, f"not JSON: {value}") if isinstance(value, _Broken)
-                   else as_item(value, source.path, line, session_key))
+            if isinstance(value, _Broken):
+                yield InputProblem(source.path, line, f"not JSON: {value}")
+            else:
+                yield from as_items(value, source.path, line, session_key)
         return
     if _is_tau2_results(data):
         trajectories = _tau2_trajectories(data)

@@ -3,7 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
+
+
+def iso_seconds(text: str) -> float | None:
+    """An ISO 8601 time as epoch seconds, as Record.timestamp holds it (one without a zone
+    read as UTC); None when the text is no such time."""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
 
 
 @dataclass(slots=True)
@@ -37,7 +48,7 @@ class Record:
 
     file: str
     line: int
-    shape: str  # envelope, bare, batch, cassette, snapshot
+    shape: str  # envelope, bare, batch, cassette, snapshot, otel
     request: dict[str, Any]
     response: Response | None = None
     session_key: str | None = None

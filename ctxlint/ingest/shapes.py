@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote
@@ -12,10 +11,10 @@ from urllib.parse import unquote
 import orjson
 
 from ctxlint.chat import json_type, str_or_none
-from ctxlint.ingest import anthropic, converse, gemini, ollama, openai_responses
+from ctxlint.ingest import anthropic, converse, gemini, ollama, openai_responses, otel
 from ctxlint.ingest.call_ids import numbered_reply
 from ctxlint.ingest.intern import INTERNER
-from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, too_deep
+from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, iso_seconds, too_deep
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import json_pointer, schema_problem
 from ctxlint.ingest.source_map import BodyProblem, SourceMap, kept_in_place, member_pointers
@@ -152,11 +151,9 @@ def _timestamp(obj: dict[str, Any]) -> float | None:
                 return float(value)
             continue
         if isinstance(value, str):
-            try:
-                moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-            except ValueError:
-                continue
-            return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
+            seconds = iso_seconds(value)
+            if seconds is not None:
+                return seconds
     return None
 
 
@@ -375,6 +372,17 @@ def translated_record(api: Any, body: dict[str, Any], file: str, line: int, shap
     if api is gemini:  # its reply's unnamed calls are numbered after the request's
         fields["response"] = numbered_reply(request["messages"], fields.get("response"))
     return Record(file=file, line=line, shape=shape, request=request, source_map=source_map, **fields)
+
+
+def as_items(parsed: object, file: str, line: int, session_key: str | None, reused: int = 0) -> list[Record | InputProblem | BatchOutput | Skipped]:
+    """What ctxlint reads from a parsed log line: one item, or one per span of an
+    OpenTelemetry export (ingest.otel)."""
+    if otel.holds_spans(parsed):
+        try:
+            return otel.items(parsed, file, line, session_key)
+        except (RecursionError, TypeError) as error:
+            return [too_deep(error, file, line)]
+    return [as_item(parsed, file, line, session_key, reused)]
 
 
 def as_item(parsed: object, file: str, line: int, session_key: str | None, reused: int = 0) -> Record | InputProblem | BatchOutput | Skipped:
