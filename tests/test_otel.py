@@ -29,10 +29,17 @@ def test_an_otlp_export_of_semantic_convention_spans_is_an_agent_run_turn_by_tur
     assert orphan["pointer"] == "/resourceSpans/0/scopeSpans/0/spans/0/attributes/4/value"
 
 
-def test_a_reasoning_part_the_model_needs_back_is_judged_like_reasoning_content():
+def test_a_reasoning_part_the_model_needs_back_is_judged_where_the_tracer_records_reasoning():
+    """A tracer that shows reasoning parts in what was sent records them: one dropped is
+    CTX004. One that shows none (most record only text and calls) says nothing of the
+    reasoning the app passed back: the reasoning rules say they could not judge it."""
     report = json_report(str(READERS / "otel_semconv_reasoning_part_dropped.jsonl"))
-    assert code_lines(report) == [("CTX004", 2)]
+    assert code_lines(report) == [("CTX004", 3)]
     assert "reasoning part" in report["findings"][0]["message"]
+    unrecorded = json_report(str(READERS / "otel_semconv_reasoning_not_recorded.jsonl"))
+    assert unrecorded["findings"] == []
+    for code in ("CTX004", "CTX015"):
+        assert unrecorded["coverage"][code]["not_judged"] == {"the log does not record the reasoning sent back": 2}
 
 
 def test_openinference_and_openllmetry_flattened_attributes_are_read():

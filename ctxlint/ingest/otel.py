@@ -142,9 +142,14 @@ def _item(span: dict[str, Any], pointer: str, resource: dict[str, Any], file: st
         return problem
     origins = tuple(Origin(index, where.get(origins_of[index], pointer or "/"), content="") for index in range(len(messages)))
     INTERNER.intern(messages)
+    # a tracer that records reasoning parts shows some in what was sent; one that records only
+    # text and calls (OpenLLMetry's and OpenInference's attributes, and many semantic-
+    # conventions tracers) says nothing of the reasoning an app passed back
+    recorded = dialect is _semconv and any("reasoning_content" in message for message in messages)
     return Record(file=file, line=line, shape="otel", request=body, response=_response(reply, attrs, span),
                   session_key=_session(attrs, resource, session_key_path), timestamp=_start(span),
-                  source_map=SourceMap(origins, reasoning="reasoning part" if dialect is _semconv else None))
+                  source_map=SourceMap(origins, reasoning="reasoning part" if dialect is _semconv else None),
+                  reasoning_recorded=recorded)
 
 
 def _dialect(attrs: dict[str, Any]) -> Any:

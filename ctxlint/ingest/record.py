@@ -60,6 +60,9 @@ class Record:
     # arguments (extra_body merged in)
     source_map: Any = None
     timestamp: float | None = None  # when the log says the request was made (epoch seconds), if it does
+    # False when the log does not record the reasoning a request sent back (a tracer's span
+    # that keeps only text and calls): the rules that judge reasoning cannot judge it
+    reasoning_recorded: bool = True
 
     def label(self, index: int) -> str:
         """How findings name message `index`: as the body that was sent numbers it."""

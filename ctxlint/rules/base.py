@@ -78,7 +78,7 @@ class Rule:
     scope: ClassVar[str] = "request"
     remediation: ClassVar[str]
     options: ClassVar[dict[str, Any]] = {}
-    # What a judgment depends on (window, thinking_profile, chain, previous_response, tokens),
+    # What a judgment depends on (window, thinking_profile, chain, previous_response, reasoning, tokens),
     # so the coverage report can say which requests could not be judged, and why.
     needs: ClassVar[tuple[str, ...]] = ()
     # An app's way of storing or assembling history that, once wrong, is wrong again at each
@@ -98,6 +98,8 @@ class Rule:
                 return NO_CHAIN  # until a second request shows the chain: the engine decides later
             if need == "previous_response" and ctx.previous is not None and ctx.previous.record.response is None:
                 return "no response logged for the previous request"
+            if need == "reasoning" and not ctx.turn.record.reasoning_recorded:
+                return "the log does not record the reasoning sent back"
         return None
 
     def caveat(self, ctx: "TurnContext") -> str | None:

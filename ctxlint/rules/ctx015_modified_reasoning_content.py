@@ -44,7 +44,7 @@ class ModifiedReasoningContent(Rule):
     severity = "error"
     recurs = True
     scope = "session"
-    needs = ("thinking_profile", "chain")
+    needs = ("thinking_profile", "chain", "reasoning")
     remediation = "Pass reasoning back exactly as the response carried it; do not strip, trim or re-join it."
 
     def check(self, ctx) -> Iterable[Violation]:
