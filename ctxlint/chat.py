@@ -126,12 +126,25 @@ REFUSAL_READ = 500  # characters of a result read for it
 
 def resume_at_last_calls(messages: list[dict], shared: int) -> int:
     """Where judging resumes: after the messages the previous request sent too, or at the
-    last assistant turn among them when only its results follow it (a call's verdict reads
-    its result, and more results may come in this request)."""
+    last assistant turn among them when the previous request left some of its calls
+    unanswered (a call's verdict reads its result, which may come in this request)."""
     index = shared
     while index > 0 and role_of(messages[index - 1]) == "tool":
         index -= 1
-    return index - 1 if index > 0 and role_of(messages[index - 1]) == "assistant" else shared
+    if index > 0 and role_of(messages[index - 1]) == "assistant":
+        answered = {message.get("tool_call_id") for message in messages[index:shared]}
+        if any(call.get("id") not in answered for call in tool_calls_of(messages[index - 1])):
+            return index - 1
+    return shared
+
+
+def awaits_result(messages: list[dict], index: int, call_id: Any) -> bool:
+    """Whether call `call_id` of assistant message `index` is still open at the end of the
+    request: nothing but tool messages follows it, none of them its result (its verdict
+    waits for the next request, which carries the result)."""
+    following = messages[index + 1:]
+    return all(role_of(message) == "tool" for message in following) and not any(
+        message.get("tool_call_id") == call_id for message in following)
 
 
 def answered_with_error(messages: list[dict], index: int, call_id: Any) -> bool:
