@@ -180,7 +180,8 @@ def _semconv(attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str], di
     reply = None
     if output:
         converted = _from_parts("assistant", output[0].get("parts"))
-        reply = {"message": converted[0], "finish_reason": output[0].get("finish_reason")} if converted else None
+        if converted[0]["role"] == "assistant":  # not a tool result recorded as the output
+            reply = {"message": converted[0], "finish_reason": output[0].get("finish_reason")}
     return messages, origins, reply
 
 
