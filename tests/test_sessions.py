@@ -117,9 +117,10 @@ def test_a_trim_that_keeps_the_opening_exchange_goes_on_from_its_own_conversatio
 
 def test_a_history_kept_from_the_last_reply_on_goes_on_from_its_conversation(tmp_path):
     """Keep-last-2 cuts a history right after its newest question: the request opens with
-    the reply that question got. It goes on from the conversation that got that reply, and
-    the lost prompt and first question are reported there; a reply two runs got alike, or an
-    "OK", ties nothing (each run's trim is then a new session)."""
+    the reply that question got, or with the results of its calls. It goes on from the
+    conversation that got that reply, and the lost prompt and first question are reported
+    there; a reply two runs got alike, or an "OK", ties nothing (each run's trim is then a
+    new session)."""
     prompt = {"role": "system", "content": "You are TripBot. Budget 500 EUR, vegan meals only."}
     asked = ["Plan a Lisbon trip for me.", "March 3 to 7, two people.", "Now the flights from Paris."]
     replies = ["Sure! Which dates?", "Hotel Alfama booked for March 3-7.", "Flight AF1024 booked, 189 EUR each."]
@@ -132,6 +133,15 @@ def test_a_history_kept_from_the_last_reply_on_goes_on_from_its_conversation(tmp
     report = json_report(write_records(tmp_path / "trim.jsonl", lines))
     assert code_lines(report) == [("CTX008", 4), ("CTX008", 4)]
     assert {f["session"] for f in report["findings"]} == {f"{tmp_path / 'trim.jsonl'}:1"}
+
+    calls = A(None, tool_calls=[call("c7"), call("c8")])
+    tools = [{"request": {"model": "gpt-4o", "messages": [prompt, U("Compare two hotels in Porto for me.")]},
+              "response": {"choices": [{"message": calls}]}},
+             {"request": {"model": "gpt-4o", "messages": [{"role": "tool", "tool_call_id": "c8", "content": "Hotel B: 90 EUR"},
+                                                          {"role": "tool", "tool_call_id": "c7", "content": "Hotel A: 80 EUR"}]}}]
+    kept = json_report(write_records(tmp_path / "results.jsonl", tools))
+    assert code_lines(kept) == [("CTX001", 2), ("CTX008", 2), ("CTX008", 2)]
+    assert {f["session"] for f in kept["findings"]} == {f"{tmp_path / 'results.jsonl'}:1"}
 
     alike = [{"request": {"model": "gpt-4o", "messages": [U(f"Run {n}: book a room in Porto.")]},
               "response": {"choices": [{"message": A("Done, room booked for you.")}]}} for n in (1, 2)]

@@ -191,6 +191,7 @@ class ChainInference:
         self._by_question: dict[tuple, list[_Open]] = defaultdict(list)
         self._by_edit_point: dict[tuple, list[_Open]] = defaultdict(list)
         self._by_reply: dict[tuple, list[_Open]] = defaultdict(list)
+        self._by_call: dict[str, list[_Open]] = defaultdict(list)  # the calls of its logged reply, by id
         self._texts: dict[str, str] = {}  # one copy of each prompt and model name (_shared)
         self._sequence = 0
         # how many requests sent each opening alone (hashed): one many send is no tie of its own
@@ -201,6 +202,7 @@ class ChainInference:
         places = [(self._by_anchor, _key(conversation.anchor) if conversation.anchor is not None else None),
                   (self._by_question, conversation.question), (self._by_edit_point, conversation.edit_point),
                   (self._by_reply, conversation.reply)]
+        places += [(self._by_call, call_id) for call_id in conversation.response_calls]
         return [(index, key) for index, key in places if key is not None]
 
     def add(self, record: Record) -> tuple[str, bool]:
@@ -290,14 +292,26 @@ class ChainInference:
 
     def _opened_with_reply(self, messages: list, conversation: list[tuple[int, tuple]], prompt: str | None, model: str | None) -> _Open | None:
         """The open conversation whose logged reply this request's conversation opens with,
-        more following: its history kept from that reply on (keep-last-N cut the anchor and
-        all before it, a defect CTX008 reports). Only a reply one conversation alone got
-        (tool calls, or a text of some length), and not another agent's request."""
-        if len(conversation) < 2 or conversation[0][1][0] != "assistant":
+        or the results of that reply's calls, more following: its history kept from there on
+        (keep-last-N cut the anchor and all before it, a defect CTX008 reports). Only a
+        reply one conversation alone got (tool calls, or a text of some length), and not
+        another agent's request."""
+        if len(conversation) < 2:
             return None
-        index, reply = conversation[0]
-        found = [o for o in self._by_reply.get(reply, ()) if not _other_agent(o.prompt, o.model, prompt, model)]
-        if len(found) != 1 or not (reply[1] == "calls" or _distinctive(messages[index])):
+        index, first = conversation[0]
+        if first[0] == "tool":  # kept from the reply's results on: they answer its calls
+            leading: list[str] = []
+            for _, identity in conversation:
+                if identity[0] != "tool":
+                    break
+                leading.append(identity[1])
+            found = list({id(o): o for call_id in leading for o in self._by_call.get(call_id, ())
+                          if set(leading) <= set(o.response_calls) and not _other_agent(o.prompt, o.model, prompt, model)}.values())
+            return found[0] if len(found) == 1 else None
+        if first[0] != "assistant":
+            return None
+        found = [o for o in self._by_reply.get(first, ()) if not _other_agent(o.prompt, o.model, prompt, model)]
+        if len(found) != 1 or not (first[1] == "calls" or _distinctive(messages[index])):
             return None
         return found[0]
 
