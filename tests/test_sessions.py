@@ -142,6 +142,8 @@ def test_a_history_kept_from_the_last_reply_on_goes_on_from_its_conversation(tmp
     kept = json_report(write_records(tmp_path / "results.jsonl", tools))
     assert code_lines(kept) == [("CTX001", 2), ("CTX008", 2), ("CTX008", 2)]
     assert {f["session"] for f in kept["findings"]} == {f"{tmp_path / 'results.jsonl'}:1"}
+    keyed = json_report(write_records(tmp_path / "keyed.jsonl", [{"session_id": "k", **line} for line in tools]))
+    assert [(f["code"], f["line"], f["session"]) for f in keyed["findings"]] == [("CTX001", 2, "k"), ("CTX008", 2, "k"), ("CTX008", 2, "k")]
 
     alike = [{"request": {"model": "gpt-4o", "messages": [U(f"Run {n}: book a room in Porto.")]},
               "response": {"choices": [{"message": A("Done, room booked for you.")}]}} for n in (1, 2)]

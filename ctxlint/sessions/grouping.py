@@ -346,6 +346,7 @@ class Thread:
     # recognized quoted: a title or summary call about the conversation quotes one
     opening_texts: tuple[str, ...] = ()
     given: tuple[int, ...] = ()  # the newest messages of its last few requests
+    calls: tuple[int, ...] = ()  # the ids of the calls its last request's reply made
 
     @classmethod
     def after(cls, part: int, turn: Turn, interned: dict[str, str], before: "Thread | None" = None) -> "Thread":
@@ -359,8 +360,9 @@ class Thread:
         current = _quotable(turn.record.messages[opening]) if opening is not None else None
         texts = first + ((current,) if current is not None and current not in first else ())
         given = ((before.given if before is not None else ()) + ((newest_hash,) if newest_hash is not None else ()))[-GIVEN_KEPT:]
+        calls = tuple(hash(call_id) for call_id in reply[2]) if reply is not None and reply[:2] == ("assistant", "calls") else ()
         return cls(part, live_path(turn.record.file), prompt, model, replied, newest_hash,
-                   None if opening is None else hash(turn.identities[opening]), texts, given)
+                   None if opening is None else hash(turn.identities[opening]), texts, given, calls)
 
     def shadows(self, threads: list["Thread"]) -> bool:
         """Whether another agent's thread of the key was given this one's newest message in
@@ -462,12 +464,22 @@ def route(threads: list[Thread], record: Record) -> int | None:
     conversation (test runs that name their sessions alike). `threads` is kept in order
     of use; the caller records the request's thread afterwards (remember)."""
     prompt = agent_prompt(record.messages)
-    chosen = _gone_on_from(threads, record, prompt)
+    chosen = _gone_on_from(threads, record, prompt) or _answering(threads, record)
     if chosen is None:
         chosen = next((thread for thread in reversed(threads)
                        if thread.log == live_path(record.file) and _same_agent(thread.prompt, thread.model, prompt, record.model)
                        and not _about(thread, record) and not thread.shadows(threads)), None)
     return None if chosen is None else chosen.part
+
+
+def _answering(threads: list[Thread], record: Record) -> Thread | None:
+    """The thread whose last reply's calls the request's conversation opens by answering:
+    its history kept from those results on (keep-last-N inside a tool exchange)."""
+    first = next((message for message in record.messages if role_of(message) not in STEERING_ROLES), None)
+    if first is None or role_of(first) != "tool" or not isinstance(first.get("tool_call_id"), str):
+        return None
+    answered = hash(first["tool_call_id"])
+    return next((thread for thread in reversed(threads) if answered in thread.calls), None)
 
 
 def _gone_on_from(threads: list[Thread], record: Record, prompt: str | None) -> Thread | None:
