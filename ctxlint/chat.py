@@ -159,6 +159,17 @@ def answered_with_error(messages: list[dict], index: int, call_id: Any) -> bool:
     return False
 
 
+# How multi-agent frameworks name the calls that pass the conversation to another agent or
+# back (LangGraph's supervisor, the OpenAI Agents SDK, Swarm): the framework writes and
+# answers them, whichever agent's tools declare them
+_HANDOFF = re.compile(r"transfer_(?:back_)?to_\w+")
+
+
+def handoff_call(name: Any) -> bool:
+    """Whether a tool call's name is a multi-agent handoff's (`transfer_to_…`, `transfer_back_to_…`)."""
+    return isinstance(name, str) and _HANDOFF.fullmatch(name) is not None
+
+
 def call_function(call: dict[str, Any]) -> tuple[str | None, Any]:
     """(name, arguments) of one tool call; either may be None."""
     function = call.get("function")

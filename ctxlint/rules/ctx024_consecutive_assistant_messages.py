@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import different_participants, role_of
+from ctxlint.chat import call_function, different_participants, handoff_call, role_of, tool_calls_of
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -10,7 +10,9 @@ class ConsecutiveAssistantMessages(Rule):
     """
     ## What it does
     Warns about two assistant messages that follow each other, unless different `name`
-    fields tell them apart as two agents of a multi-agent conversation.
+    fields tell them apart as two agents of a multi-agent conversation, or the second only
+    hands the conversation back (LangGraph's supervisor appends "Transferring back to
+    supervisor" with a `transfer_back_to_…` call after a worker's answer).
 
     ## Why is this bad?
     One model reply was stored as two messages (a streamed reply split into an empty
@@ -32,8 +34,15 @@ class ConsecutiveAssistantMessages(Rule):
     def check(self, ctx) -> Iterable[Violation]:
         for index in range(max(1, ctx.unchanged(self)), len(ctx.messages)):
             if role_of(ctx.messages[index]) == "assistant" and role_of(ctx.messages[index - 1]) == "assistant" \
-                    and not different_participants(ctx.messages[index - 1], ctx.messages[index]):
+                    and not different_participants(ctx.messages[index - 1], ctx.messages[index]) \
+                    and not _hands_back(ctx.messages[index]):
                 yield Violation(
                     f"messages {ctx.label(index - 1)} and {ctx.label(index)} are both assistant messages",
                     key=(ctx.turn.identities[index - 1], ctx.turn.identities[index]), message_index=index, pointer=f"/messages/{index}",
                 )
+
+
+def _hands_back(message: dict) -> bool:
+    """Whether an assistant message only hands the conversation back to another agent."""
+    names = [call_function(call)[0] for call in tool_calls_of(message)]
+    return bool(names) and all(handoff_call(name) and name.startswith("transfer_back_to_") for name in names)
