@@ -159,15 +159,11 @@ def answered_with_error(messages: list[dict], index: int, call_id: Any) -> bool:
     return False
 
 
-# How multi-agent frameworks name the calls that pass the conversation to another agent or
-# back (LangGraph's supervisor, the OpenAI Agents SDK, Swarm): the framework writes and
-# answers them, whichever agent's tools declare them
-_HANDOFF = re.compile(r"transfer_(?:back_)?to_\w+")
-
-
-def handoff_call(name: Any) -> bool:
-    """Whether a tool call's name is a multi-agent handoff's (`transfer_to_…`, `transfer_back_to_…`)."""
-    return isinstance(name, str) and _HANDOFF.fullmatch(name) is not None
+def hand_back_call(name: Any) -> bool:
+    """Whether a tool call's name is a multi-agent framework's hand-back to its supervisor
+    (`transfer_back_to_…`, as LangGraph's supervisor writes and answers it: no agent's tools
+    declare it)."""
+    return isinstance(name, str) and name.startswith("transfer_back_to_")
 
 
 def call_function(call: dict[str, Any]) -> tuple[str | None, Any]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from ctxlint.chat import answered_with_error, assistant_calls, awaits_result, call_function, handoff_call, resume_at_last_calls, similar
+from ctxlint.chat import answered_with_error, assistant_calls, awaits_result, call_function, hand_back_call, resume_at_last_calls, similar
 from ctxlint.ingest.shapes import dotted
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx013_tool_arguments_schema_violation import declared_tools
@@ -41,9 +41,8 @@ class UndeclaredTool(Rule):
     call its tool answered with an error (an Anthropic `is_error` result, or a result
     that reports an error): the app refused a name the model made up, and the model
     sees that the tool does not exist (pydantic-ai answers "Unknown tool name"). Nor is a
-    multi-agent handoff (`transfer_to_…`, `transfer_back_to_…`): the framework writes and
-    answers it, and LangGraph's supervisor puts a `transfer_back_to_supervisor` call that no
-    agent declares in the history when a worker hands the conversation back.
+    worker handing the conversation back (`transfer_back_to_…`): LangGraph's supervisor
+    writes and answers that call, and no agent's tools declare it.
 
     ## Why is this bad?
     The app changed the tool list mid-session (a tool removed or renamed while its calls
@@ -73,7 +72,7 @@ class UndeclaredTool(Rule):
         known = declared | offered.handed_over
         for index, position, call in assistant_calls(ctx.messages, resume_at_last_calls(ctx.messages, ctx.unchanged(self))):
             name, _ = call_function(call)
-            if name is not None and name not in known and not handoff_call(name) and not answered_with_error(ctx.messages, index, call.get("id")) \
+            if name is not None and name not in known and not hand_back_call(name) and not answered_with_error(ctx.messages, index, call.get("id")) \
                     and not awaits_result(ctx.messages, index, call.get("id")):
                 yield Violation(
                     f"tool call {call.get('id')!r} names {name!r}, which this request's tools do not declare",

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import call_function, different_participants, handoff_call, role_of, tool_calls_of
+from ctxlint.chat import call_function, different_participants, hand_back_call, role_of, tool_calls_of
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -45,4 +45,4 @@ class ConsecutiveAssistantMessages(Rule):
 def _hands_back(message: dict) -> bool:
     """Whether an assistant message only hands the conversation back to another agent."""
     names = [call_function(call)[0] for call in tool_calls_of(message)]
-    return bool(names) and all(handoff_call(name) and name.startswith("transfer_back_to_") for name in names)
+    return bool(names) and all(hand_back_call(name) for name in names)
