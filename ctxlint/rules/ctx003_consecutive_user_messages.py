@@ -4,6 +4,7 @@ from typing import Iterable
 
 from ctxlint.chat import different_participants, excerpt, role_of, short_hash, text_of
 from ctxlint.rules.base import Rule, Violation
+from ctxlint.rules.ctx008_lost_first_turn_constraint import restates_cut_history
 
 
 class ConsecutiveUserMessages(Rule):
@@ -12,7 +13,8 @@ class ConsecutiveUserMessages(Rule):
     Flags two `user` messages that follow each other with nothing between them. Two
     participants of a group chat, told apart by different `name` fields (the field
     chat-completions defines for that), are not flagged, and neither is a summary that a
-    request puts in place of the history it cut, sent as a user message next to one
+    request puts in place of the history it cut (before the messages it kept, or restating
+    what it cut), sent as a user message next to one
     (LangChain's SummarizationMiddleware sends its summary so, before the messages it kept),
     nor an attachment sent as a user message of its own (only images, audio or files, no
     text) next to the message that says what to do with it: that is one user turn. Nor is
@@ -52,7 +54,8 @@ class ConsecutiveUserMessages(Rule):
         if transition is not None and transition.cut:
             # a summary stands where the cut history was: before messages carried on, not among the new ones;
             # later requests carry it on, and it stays a summary there
-            ctx.session.summaries |= {identities[i] for i in transition.put_in(messages) if i < transition.new_from}
+            ctx.session.summaries |= {identities[i] for i in transition.put_in(messages)
+                                      if i < transition.new_from or restates_cut_history(ctx, i)}
         previous = ctx.previous
         if previous is not None and previous.record.response is not None and previous.record.response.failed \
                 and previous.identities and previous.identities[-1][0] == "user":

@@ -53,6 +53,34 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(words)
 
 
+# A message put where a request cut its history is a summary of it when it restates half
+# the content words of what was cut (its user messages and the reply it left out), up to
+# this many: a long history is summarized, not copied
+SUMMARY_WORDS = 10
+
+
+def restates_cut_history(ctx, index: int) -> bool:
+    """Whether message `index`, which the request put where it cut the previous request's
+    history, restates what it cut (a summary that folds the history in), as far as the
+    previous request is still known message by message."""
+    previous, transition = ctx.previous, ctx.transition
+    if previous is None or transition is None or not previous.record.messages:
+        return False
+    texts = [text_of(previous.record.messages[i].get("content")) for i in transition.left_out(previous.identities)
+             if role_of(previous.record.messages[i]) in ("user", "assistant")]
+    reply = previous.response_message
+    if reply is not None and transition.response_position is None:
+        texts.append(text_of(reply.get("content")))
+    return restates(text_of(ctx.messages[index].get("content")), texts)
+
+
+def restates(summary: str, texts: list[str]) -> bool:
+    """Whether a summary keeps half the content words of the texts it stands for (or
+    SUMMARY_WORDS of them, for a long history)."""
+    cut = content_words("\n".join(texts))
+    return bool(cut) and len(cut & content_words(summary)) >= min(SUMMARY_WORDS, (len(cut) + 1) // 2)
+
+
 def _opening_line(text: str) -> str | None:
     """A prompt's first line, masked as constraint_lines masks it: what it opens with."""
     return next((folded for line in text.splitlines() if (folded := _SPACE.sub(" ", _VOLATILE["system"].sub("#", line)).strip())), None)

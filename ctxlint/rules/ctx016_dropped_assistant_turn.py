@@ -4,6 +4,7 @@ from typing import Iterable
 
 from ctxlint.chat import compacted, excerpt, role_of, text_of, tool_call_ids
 from ctxlint.rules.base import Rule, Violation
+from ctxlint.rules.ctx008_lost_first_turn_constraint import restates
 from ctxlint.sessions.history import Transition
 from ctxlint.sessions.model import STEERING_ROLES
 
@@ -27,6 +28,9 @@ class DroppedAssistantTurn(Rule):
     without their call) and CTX008 (the first messages lost) report. Nor is a request
     that carries a history the provider compacted (Anthropic's `compaction` block, a
     Responses API `compaction` item): what came before it is in the provider's summary.
+    Nor is a text reply folded, with the history before it, into a summary the request
+    puts in place of what it cut (one that restates the reply's words): CTX008 judges
+    what the summary kept.
 
     It also flags a request N+1 that keeps all of N up to its last user message and the
     model's final reply, but not the tool exchange between them (the assistant tool-call
@@ -100,6 +104,9 @@ class DroppedAssistantTurn(Rule):
         ids = tool_call_ids(dropped)
         if not kept and _opens_with_results_of(ctx.messages, ids):
             return  # cut away with all before it, its results left at the head: trimming (CTX001, CTX008)
+        if not ids and transition.cut and any(restates(text_of(ctx.messages[index].get("content")), [text_of(dropped.get("content"))])
+                                              for index in transition.put_in(ctx.messages)):
+            return  # folded with the history before it into a summary the request carries (CTX008 judges the summary)
         yield Violation(
             f"the assistant turn that turn {previous.number} returned ({'tool calls ' + ', '.join(ids) if ids else 'text'}) is missing from this request",
             key=("dropped", previous.number), tool_call_id=ids[0] if ids else None,
