@@ -138,16 +138,22 @@ def resume_at_last_calls(messages: list[dict], shared: int) -> int:
     return shared
 
 
-def awaits_result(messages: list[dict], index: int, call_id: Any) -> bool:
+def call_stands(messages: list[dict], index: int, call_id: Any) -> bool:
+    """Whether call `call_id` of assistant message `index` stands in the history as made:
+    the app did not refuse it (its result reports no error), and it is not still open at
+    the end of the request (then its verdict waits for the next, which carries the result)."""
+    return not _awaits_result(messages, index, call_id) and not _answered_with_error(messages, index, call_id)
+
+
+def _awaits_result(messages: list[dict], index: int, call_id: Any) -> bool:
     """Whether call `call_id` of assistant message `index` is still open at the end of the
-    request: nothing but tool messages follows it, none of them its result (its verdict
-    waits for the next request, which carries the result)."""
+    request: nothing but tool messages follows it, none of them its result."""
     following = messages[index + 1:]
     return all(role_of(message) == "tool" for message in following) and not any(
         message.get("tool_call_id") == call_id for message in following)
 
 
-def answered_with_error(messages: list[dict], index: int, call_id: Any) -> bool:
+def _answered_with_error(messages: list[dict], index: int, call_id: Any) -> bool:
     """Whether the tool message answering call `call_id` of assistant message `index` (before
     the next assistant message) reports an error: flagged `is_error`, or says so."""
     for message in messages[index + 1:]:

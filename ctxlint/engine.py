@@ -351,7 +351,7 @@ class TurnContext:
 
     def passback_required(self, index: int) -> bool:
         """Whether the profile says the reasoning of assistant message `index` must go back."""
-        return self.turn.record.reasoning_recorded and passback_required(self.profile, self.request, self.messages[index], index > self.last_user_index)
+        return passback_required(self.profile, self.turn.record, self.messages[index], index > self.last_user_index)
 
     @cached_property
     def last_user_index(self) -> int:

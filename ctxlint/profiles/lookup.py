@@ -8,9 +8,12 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
+
+if TYPE_CHECKING:
+    from ctxlint.ingest.record import Record
 
 _DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|\d{6}|\d{4})$")
 _WINDOW_SUFFIX = re.compile(r"-([1-9]\d{0,3})k(?:-|$)")  # 8k … 9999k; longer digits are not a window
@@ -153,15 +156,18 @@ class ProfileBook:
         return replace(profile, context_window=window, window_source="user override", opt_in_window=None)
 
 
-def passback_required(profile: Profile, request: dict[str, Any], message: dict[str, Any], open_loop: bool) -> bool:
-    """Whether the profile says this assistant message's reasoning must be sent back;
-    `open_loop`: no user message follows it in the request (its tool loop is still going)."""
+def passback_required(profile: Profile, record: Record, message: dict[str, Any], open_loop: bool) -> bool:
+    """Whether the profile says this assistant message of the record's request must have
+    its reasoning sent back, where the log records reasoning at all; `open_loop`: no user
+    message follows it in the request (its tool loop is still going)."""
+    if not record.reasoning_recorded:
+        return False
     calls = message.get("tool_calls")
     if calls and ("tool_call_turns" in profile.passback or ("open_tool_loop" in profile.passback and open_loop)):
         return True
     if calls and "item_linked_tool_calls" in profile.passback and any(isinstance(call, dict) and call.get("item_id") for call in calls):
         return True  # a Responses call sent with its item id: the provider looks for the reasoning item before it
-    thinking = request.get("thinking")
+    thinking = record.request.get("thinking")
     return "clear_thinking_false" in profile.passback and isinstance(thinking, dict) and thinking.get("clear_thinking") is False
 
 

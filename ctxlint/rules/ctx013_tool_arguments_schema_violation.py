@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ctxlint.chat import answered_with_error, assistant_calls, awaits_result, call_function, resume_at_last_calls, short_hash
+from ctxlint.chat import assistant_calls, call_function, call_stands, resume_at_last_calls, short_hash
 from ctxlint.ingest.schema import compiled, describe, json_pointer, readable_exactly
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx012_invalid_tool_arguments import parsed_arguments
@@ -71,8 +71,7 @@ class ToolArgumentsSchemaViolation(Rule):
             if not isinstance(schema, dict) or value is None or problem:
                 continue
             error = self._first_error(schema, value)
-            if error is not None and not answered_with_error(ctx.messages, index, call.get("id")) \
-                    and not awaits_result(ctx.messages, index, call.get("id")):
+            if error is not None and call_stands(ctx.messages, index, call.get("id")):
                 path, keyword, what = error
                 yield Violation(
                     f"arguments of tool call {call.get('id')!r} ({name}) break its schema at {path}: {what}",

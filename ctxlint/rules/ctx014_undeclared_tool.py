@@ -3,7 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from ctxlint.chat import answered_with_error, assistant_calls, awaits_result, call_function, hand_back_call, resume_at_last_calls, similar
+from ctxlint.chat import assistant_calls, call_function, call_stands, hand_back_call, resume_at_last_calls, similar
 from ctxlint.ingest.shapes import dotted
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx013_tool_arguments_schema_violation import declared_tools
@@ -72,8 +72,7 @@ class UndeclaredTool(Rule):
         known = declared | offered.handed_over
         for index, position, call in assistant_calls(ctx.messages, resume_at_last_calls(ctx.messages, ctx.unchanged(self))):
             name, _ = call_function(call)
-            if name is not None and name not in known and not hand_back_call(name) and not answered_with_error(ctx.messages, index, call.get("id")) \
-                    and not awaits_result(ctx.messages, index, call.get("id")):
+            if name is not None and name not in known and not hand_back_call(name) and call_stands(ctx.messages, index, call.get("id")):
                 yield Violation(
                     f"tool call {call.get('id')!r} names {name!r}, which this request's tools do not declare",
                     key=(call.get("id"), name), message_index=index, tool_call_id=call.get("id"),

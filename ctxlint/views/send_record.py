@@ -170,8 +170,8 @@ class SendRecordBuilder:
                     elif reasoning_only and (kept := [name for name, _ in returned_reasoning(message)]):
                         # one of the copies a reply carries is enough (OpenRouter's reasoning and reasoning_details)
                         status.why = f"its reasoning came back as {', '.join(kept)}"
-                    elif (reasoning_only and role_of(message) == "assistant" and turn.record.reasoning_recorded
-                          and passback_required(profile, turn.record.request, entry.original, index > last_user_index(turn.messages))
+                    elif (reasoning_only and role_of(message) == "assistant"
+                          and passback_required(profile, turn.record, entry.original, index > last_user_index(turn.messages))
                           and not (sealed_only(profile, turn.record.request) and not any(sealed(*carried) for carried in returned_reasoning(entry.original)))):
                         status.legal, status.why = False, f"{profile.id} requires this reasoning to be passed back"
                     elif reasoning_only:
