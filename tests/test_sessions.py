@@ -373,3 +373,41 @@ def test_scaffolded_conversations_asking_alike_are_apart_and_their_defects_found
         report = json_report(write_records(tmp_path / f"scaffold-{with_responses}.jsonl", _scaffolded_traffic(with_responses)))
         assert sorted((f["code"], f["line"], f["turn"]) for f in report["findings"]) == expected
         assert sorted(s["requests"] for s in report["sessions"]) == [3, 3, 3, 3]
+
+
+def wrapped(question):
+    """A question as a RAG app sends it: in retrieved passages, under its instructions."""
+    return U(f"Retrieved passages:\n[doc 7] Refunds are accepted within 30 days.\n\nAnswer from the passages only.\nQuestion: {question}")
+
+
+def test_a_question_sent_wrapped_and_kept_unwrapped_goes_on_in_its_conversation():
+    """Without a key, an app that sends each new question wrapped (retrieved passages) and keeps
+    the user's words in the history: each request goes on from the last by the reply it got,
+    which follows the question kept unwrapped; with no reply logged, by the history before
+    that question, once it holds more than the conversation's first request sent."""
+    q1, q2, q3 = "How long do I have to return a jacket?", "Does that include sale items?", "Who pays the return shipping?"
+    a1, a2 = A("You have 30 days to return it."), A("Yes, sale items are included.")
+    other = [S, U("Where is my parcel ZX-9931? It was due on Monday.")]
+    requests = [[S, wrapped(q1)], other, [S, U(q1), a1, wrapped(q2)], [S, U(q1), a1, U(q2), a2, wrapped(q3)]]
+    replies = [a1, A("It left the depot this morning."), a2, A("We do, with the prepaid label.")]
+    logged = [rec(n, messages, reply) for n, (messages, reply) in enumerate(zip(requests, replies), 1)]
+    assert grouping(logged) == [[1, 3, 4], [2]]
+    # no replies logged: the first request cannot be told apart (it has no history to repeat)
+    assert grouping([rec(n, messages) for n, messages in enumerate(requests, 1)]) == [[1], [2], [3, 4]]
+
+
+def test_a_question_kept_in_another_form_ties_no_conversation_of_a_shared_opening():
+    """The tie by a question kept in another form needs what one conversation alone has: its
+    reply (calls, or a text of some length) that no other conversation got, or a history past
+    what its first request sent. Two conversations that got the same reply, and conversations
+    that open with the same few-shot exchange, are not tied by it."""
+    reply = A("The office is open from 9 to 5 on weekdays.")
+    asked = [rec(1, [S, wrapped("When is the office open?")], reply), rec(2, [S, wrapped("office hours?")], reply),
+             rec(3, [S, U("When is the office open?"), reply, wrapped("And on Saturdays?")])]
+    assert grouping(asked) == [[1], [2], [3]]
+    shots = [S, U("Example: how many vacation days do I get?"), A("Example answer: 25 days a year, see policy 4.2.")]
+    # no reply logged: each conversation's first request sent the same examples before its
+    # question, so the history before a question kept unwrapped is no one conversation's
+    scaffolded = [rec(1, shots + [wrapped("Can I work from home on Fridays?")]), rec(2, shots + [wrapped("What is the parental leave policy?")]),
+                  rec(3, shots + [U("What is the parental leave policy?"), A("Sixteen weeks."), wrapped("Can I also work remotely?")])]
+    assert grouping(scaffolded) == [[1], [2], [3]]

@@ -11,6 +11,7 @@ import pytest
 
 from conftest import REAL_LOGS, ROOT, needs_real_logs
 from ctxlint.api import CheckOptions, build_report, run_check
+from ctxlint.engine import HOT_SESSIONS
 from ctxlint.ingest import read_inputs
 from ctxlint.report.json_format import report_dict
 
@@ -79,6 +80,47 @@ def test_idle_sessions_slimmed_still_report_the_same(generated_log, monkeypatch)
     stream = streamed([generated_log])
     assert stream["findings"] == whole["findings"]
     assert stream["coverage"] == whole["coverage"]
+
+
+def test_a_question_kept_unwrapped_is_told_from_a_slimmed_previous_request(tmp_path, monkeypatch):
+    """Sessions of an app that keeps each wrapped question unwrapped in its history, interleaved
+    past the sessions kept awake: the previous request is slimmed, and still tells the question
+    kept unwrapped from a first message cut (it keeps the text of its last user message)."""
+    import ctxlint.engine
+
+    case = ROOT / "fixtures" / "rules" / "CTX008" / "fail_question_kept_unwrapped_then_cut_by_keep_last_n.jsonl"
+    script = [orjson.loads(line) for line in case.read_bytes().splitlines()]
+    keys = [f"chat-{n}" for n in range(3)]
+    log = tmp_path / "interleaved.jsonl"
+    log.write_bytes(b"".join(orjson.dumps({**record, "session_id": key}) + b"\n" for record in script for key in keys))
+    monkeypatch.setattr(ctxlint.engine, "HOT_SESSIONS", 1)
+    stream = streamed([str(log)])
+    assert sorted((f["code"], f["session"], f["line"]) for f in stream["findings"]) == [
+        ("CTX008", key, 4 * len(keys) + 1 + n) for n, key in enumerate(keys) for _ in range(2)]
+    assert stream["findings"] == judged_whole([str(log)])["findings"]
+
+
+KEYED_CASES = [case for case in sorted((ROOT / "fixtures" / "rules").glob("*/*.jsonl"))
+               if all(b'"session_id"' in line for line in case.read_bytes().splitlines() if line.strip())]
+
+
+def test_keyed_cases_judged_against_slimmed_requests_report_what_awake_ones_do(tmp_path, monkeypatch):
+    """Every keyed rule case, two copies under other keys interleaved line by line, judged with
+    one session awake (each request against a slimmed previous one, woken from the spill):
+    the same findings as with every session awake. Summaries, edits, handoffs and messages
+    stored in another form are told apart from what a slimmed request keeps."""
+    import ctxlint.engine
+
+    assert len(KEYED_CASES) > 50
+    for case in KEYED_CASES:
+        records = [orjson.loads(line) for line in case.read_bytes().splitlines() if line.strip()]
+        log = tmp_path / f"{case.parent.name}-{case.stem}.jsonl"
+        log.write_bytes(b"".join(orjson.dumps({**record, "session_id": f"{copy}-{record['session_id']}"}) + b"\n"
+                                 for record in records for copy in ("x", "y")))
+        monkeypatch.setattr(ctxlint.engine, "HOT_SESSIONS", HOT_SESSIONS)
+        awake = streamed([str(log)])["findings"]
+        monkeypatch.setattr(ctxlint.engine, "HOT_SESSIONS", 1)
+        assert streamed([str(log)])["findings"] == awake, case.name
 
 
 def test_sessions_spilled_to_the_temp_file_report_the_same(generated_log, monkeypatch):

@@ -7,7 +7,7 @@ from typing import Iterable
 from ctxlint.chat import CJK_RUN, compacted, excerpt, greeting_only, message_identity, role_of, text_of
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx014_undeclared_tool import declared_tool_names
-from ctxlint.sessions.model import NO_MESSAGES, STEERING_ROLES, opening_kind
+from ctxlint.sessions.model import STEERING_ROLES, opening_kind
 
 # What agents legitimately rewrite inside an unchanged prompt: clocks, dates and ids in any
 # message; in the system prompt also counters ("step 3 of 10", "4 tools loaded").
@@ -61,8 +61,7 @@ SUMMARY_WORDS = 10
 
 def restates_cut_history(ctx, index: int) -> bool:
     """Whether message `index`, which the request put where it cut the previous request's
-    history, restates what it cut (a summary that folds the history in), as far as the
-    previous request is still known message by message."""
+    history, restates what it cut (a summary that folds the history in)."""
     previous, transition = ctx.previous, ctx.transition
     if previous is None or transition is None or not previous.record.messages:
         return False
@@ -112,8 +111,6 @@ def _handed_over(ctx) -> bool:
         return False  # the history was trimmed too
     if any(role_of(message) in STEERING_ROLES for message in ctx.messages):
         return True
-    if previous.record.request is NO_MESSAGES:
-        return False  # its tools were let go with its body: no telling
     return declared_tool_names(previous.record.request) != declared_tool_names(ctx.request)
 
 
@@ -207,11 +204,17 @@ class LostFirstTurnConstraint(Rule):
             if key == "system" and (_handed_over(ctx) or _rewritten(ctx, original_text)):
                 self._take_over(ctx)
                 continue  # another agent's prompt, or none, over the same conversation (a handoff), or the prompt rewritten
-            edited = ctx.transition.edited_at
-            if edited is not None and message_identity(original) == ctx.previous.identities[edited]:
-                label = f"{subject}, as edited at turn {ctx.turn.number} (message {ctx.label(edited)})"
-                ctx.session.opening[key] = (edited, ctx.messages[edited], ctx.turn.number, label, ctx.label(edited))
-                continue  # the user corrected it: the edit is what the session must keep now
+            transition = ctx.transition
+            replaced = None
+            if transition.edited_at is not None and message_identity(original) == ctx.previous.identities[transition.edited_at]:
+                replaced = transition.edited_at, "as edited"  # the user corrected it
+            elif transition.stored is not None and message_identity(original) == ctx.previous.identities[transition.stored[0]]:
+                replaced = transition.stored[1], "as the app stored it"  # sent wrapped, kept as the user's words
+            if replaced is not None:
+                at, how = replaced
+                label = f"{subject}, {how} at turn {ctx.turn.number} (message {ctx.label(at)})"
+                ctx.session.opening[key] = (at, ctx.messages[at], ctx.turn.number, label, ctx.label(at))
+                continue  # what the session must keep now
             what = label or f"{subject} (turn 1, message {index_label})"
             cut_words = content_words("\n".join(sorted(lost)))
             summary, restated = self._best_summary(ctx, cut_words)

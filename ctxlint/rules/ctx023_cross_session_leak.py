@@ -34,8 +34,10 @@ class CrossSessionLeak(Rule):
     seen in session A appears in B's history without being B's own new input — inserted
     into history B had already sent, or A's exchange appended before B's new message (a
     history list shared across users). Only texts of 40 characters or more are compared,
-    and a session's own first request and newest input are never judged: the same
-    prompt sent independently by many sessions (test suites, benchmarks) is not a leak.
+    and a session's own first request and newest input are never judged, nor its last
+    question carried on in the form the app stores it (sent wrapped in retrieved context,
+    kept as the user's words): the same prompt sent independently by many sessions (test
+    suites, benchmarks, a FAQ question) is not a leak.
     Neither is the model's reply when the log has no responses (the assistant message
     right after what the request kept of the previous one): two sessions' models may
     make the same tool call.
@@ -68,12 +70,12 @@ class CrossSessionLeak(Rule):
         newest = len(messages)
         while newest > start and role_of(messages[newest - 1]) != "assistant":
             newest -= 1
-        reply = self._unlogged_reply(ctx)
+        own = (self._unlogged_reply(ctx), self._kept_in_other_form(ctx))
         sent = []
         for index in range(start, len(messages)):
             fingerprint = content_fingerprint(messages[index])
             if fingerprint is not None:
-                sent.append((index, fingerprint, messages[index] if index < newest and index != reply else None))
+                sent.append((index, fingerprint, messages[index] if index < newest and index not in own else None))
         response = ctx.turn.response_message
         returned = content_fingerprint(response) if response is not None else None
         return TurnFacts(ctx.session.id, ctx.turn.number, sent, returned)
@@ -88,6 +90,14 @@ class CrossSessionLeak(Rule):
             return None
         slot = ctx.transition.new_from
         return slot if slot < len(ctx.messages) and role_of(ctx.messages[slot]) == "assistant" else None
+
+    @staticmethod
+    def _kept_in_other_form(ctx) -> int | None:
+        """Where this request carries the previous request's newest user message in the form
+        the app stores it (history.stored_user_message): the session's own words, which
+        another session may have asked alike (the same FAQ question)."""
+        stored = ctx.transition.stored if ctx.previous is not None else None
+        return stored[1] if stored is not None else None
 
     def read(self, shard: "LeakShard", facts: "TurnFacts", rank: int, where) -> None:
         session = facts.session

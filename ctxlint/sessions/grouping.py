@@ -67,6 +67,17 @@ class _Open:
             return self.history[self.sent - 2]
         return None
 
+    @property
+    def before_question(self) -> tuple | None:
+        """When no reply is logged and the last request ended on a user message after an
+        exchange: the message before it, which a next request that keeps that user message
+        in another form carries right before it (_kept_in_other_form)."""
+        sent = self.sent
+        if self.reply is None and sent >= 2 and self.history[sent - 1][0] == "user" and (
+                sent > self.opened or any(identity[0] == "assistant" for identity in self.history[:sent - 1])):
+            return self.history[sent - 2]
+        return None
+
     def edited_by(self, identities: list[tuple], asked: str) -> bool:
         """Whether a request is the last one with its final user message edited: another
         text that reads as an edit of it. One that says something else is another
@@ -191,17 +202,21 @@ class ChainInference:
         self._by_question: dict[tuple, list[_Open]] = defaultdict(list)
         self._by_edit_point: dict[tuple, list[_Open]] = defaultdict(list)
         self._by_reply: dict[tuple, list[_Open]] = defaultdict(list)
+        self._by_before_question: dict[tuple, list[_Open]] = defaultdict(list)
         self._by_call: dict[str, list[_Open]] = defaultdict(list)  # the calls of its logged reply, by id
         self._texts: dict[str, str] = {}  # one copy of each prompt and model name (_shared)
         self._sequence = 0
         # how many requests sent each opening alone (hashed): one many send is no tie of its own
         self._openings: dict[int, int] = {}
+        # how many sessions a first request started with each history before its last message
+        # (hashed): one many started with is an opening they share (few-shot examples)
+        self._started_after: dict[int, int] = {}
 
     def _places(self, conversation: _Open) -> list[tuple[dict[tuple, list[_Open]], tuple]]:
         """Each index an open conversation is found by, with its key there."""
         places = [(self._by_anchor, _key(conversation.anchor) if conversation.anchor is not None else None),
                   (self._by_question, conversation.question), (self._by_edit_point, conversation.edit_point),
-                  (self._by_reply, conversation.reply)]
+                  (self._by_reply, conversation.reply), (self._by_before_question, conversation.before_question)]
         places += [(self._by_call, call_id) for call_id in conversation.response_calls]
         return [(index, key) for index, key in places if key is not None]
 
@@ -256,9 +271,16 @@ class ChainInference:
         if best is None and len(identities) >= 2 and asked is not None:
             best = next((o for o in reversed(self._by_edit_point.get(identities[-2], ()))
                          if not o.resent and _same_agent(o.prompt, o.model, prompt, model) and o.edited_by(identities, asked)), None)
+        if best is None:
+            best = self._kept_in_other_form(record.messages, conversation, prompt, model)
         started = best is None
         if best is None:
             best = _Open(f"{record.file}:{record.line}", opened=len(identities))
+            if len(identities) >= 2:
+                if len(self._started_after) >= OPENINGS_COUNTED:
+                    self._started_after.clear()
+                before = hash(tuple(identities[:-1]))
+                self._started_after[before] = self._started_after.get(before, 0) + 1
         else:
             for index, key in self._places(best):
                 index[key].remove(best)
@@ -314,6 +336,36 @@ class ChainInference:
         if len(found) != 1 or not (first[1] == "calls" or _distinctive(messages[index])):
             return None
         return found[0]
+
+    def _kept_in_other_form(self, messages: list, conversation: list[tuple[int, tuple]], prompt: str | None, model: str | None) -> _Open | None:
+        """The open conversation whose last request ended on a user message that this request
+        keeps in another form (the app sent it wrapped in retrieved context and stores the
+        user's words, history.stored_user_message): the request repeats the conversation's
+        history before that message, or opens there (keep-last-N cut it), a user message
+        stands in its place, then the reply the conversation got, more following. The reply is one conversation alone got (tool
+        calls, or a text of some length); none logged, an assistant message follows and the
+        history repeated holds an exchange: more than the conversation's first request sent,
+        or what no other session's first request started with (not an opening many
+        conversations share, few-shot examples). One conversation must fit, not another
+        agent's."""
+        identities = [identity for _, identity in conversation]
+        found: dict[int, _Open] = {}
+        for slot in range(len(identities) - 2):
+            if identities[slot][0] != "user" or identities[slot + 1][0] != "assistant":
+                continue
+            reply = identities[slot + 1]
+            candidates: list[_Open] = []
+            if reply[1] == "calls" or _distinctive(messages[conversation[slot + 1][0]]):
+                candidates += self._by_reply.get(reply, ())
+            if slot:
+                candidates += [o for o in self._by_before_question.get(identities[slot - 1], ())
+                               if o.sent > o.opened or self._started_after.get(hash(tuple(o.history[:o.sent - 1]))) == 1]
+            for candidate in candidates:
+                sent = candidate.sent
+                if (sent - 1 == slot or not slot) and candidate.history[sent - 1][0] == "user" and candidate.history[sent - 1] != identities[slot] \
+                        and candidate.history[:slot] == identities[:slot] and not _other_agent(candidate.prompt, candidate.model, prompt, model):
+                    found[id(candidate)] = candidate
+        return next(iter(found.values())) if len(found) == 1 else None
 
     def _needed_before(self, candidate: _Open) -> int:
         """How many of a conversation's messages up to its closing tool exchange a request

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ctxlint.chat import last_user_index, role_of, similar, text_of
+from ctxlint.chat import comparable_text, last_user_index, role_of, similar, text_of
 from ctxlint.sessions.model import STEERING_ROLES, Turn
 
 SUMMARY_ROLES = ("system", "developer", "user")  # the roles a summary of cut history is sent in
@@ -24,6 +24,7 @@ class Transition:
     new_from: int  # first index of the next request after everything matched
     adds_messages: bool = False
     edited_at: int | None = None  # see edited_user_message
+    stored: tuple[int, int] | None = None  # see stored_user_message: (its index before, its index now)
 
     @property
     def response_position(self) -> int | None:
@@ -91,8 +92,55 @@ def align(previous: Turn, following: Turn) -> Transition:
         if found is not None:
             cursor = found
     new_from = cursor + 1
+    stored = stored_user_message(previous, following, mapping)
+    if stored is not None:
+        mapping[stored[0]] = stored[1]
     return Transition(tuple(mapping), response_index, new_from, adds_messages=new_from < len(following.identities),
-                      edited_at=edited_user_message(previous, following, mapping))
+                      edited_at=edited_user_message(previous, following, mapping), stored=stored)
+
+
+def stored_user_message(previous: Turn, following: Turn, mapping: list[int | None]) -> tuple[int, int] | None:
+    """(u, j) when the previous request's last user message u is not carried as sent, and in
+    its place (right after what is carried before it, right before what is carried after
+    it: the reply, the tool exchange) the next request has a user message j whose text
+    holds u's, or is part of it while the rest of u (a line of it) wraps the next request's
+    newest user message again. Apps send the newest user message wrapped (retrieved
+    context, environment details, instructions for this turn) and keep the user's own words
+    in the history: that message is carried, as the app stores it."""
+    last = len(previous.identities) - 1
+    u = next((i for i in range(last, -1, -1) if previous.identities[i][0] == "user"), None)
+    if u is None or mapping[u] is not None:
+        return None
+    j = 1 + max((p for p in mapping[:u] if p is not None), default=-1)
+    identities = following.identities
+    if j >= len(identities) or identities[j][0] != "user" or j in mapping:
+        return None
+    if u + 1 < len(mapping):
+        if mapping[u + 1] != j + 1:
+            return None  # what came after it (the reply, the tool exchange) is not right after it
+    elif j + 1 >= len(identities) or identities[j + 1][0] != "assistant":
+        return None  # no reply logged: the one the next request carries must follow it
+    sent_text = previous.last_user_text()
+    if sent_text is None:
+        return None
+    kept_text = text_of(following.messages[j].get("content"))
+    sent, kept = comparable_text(sent_text), comparable_text(kept_text)
+    if not kept:
+        return None
+    if sent in kept:
+        return u, j  # kept whole (spaced otherwise, or more said around it)
+    if kept not in sent:
+        return None
+    # kept shorter: the words around it were the app's wrapping of the newest message, which
+    # the next request's newest message carries again (a fixed line of it), not the user's
+    # own words cut (a constraint lost)
+    newest = last_user_index(following.messages)
+    wrapping = _lines(sent_text) - _lines(kept_text)
+    return (u, j) if newest > j and wrapping & _lines(text_of(following.messages[newest].get("content"))) else None
+
+
+def _lines(text: str) -> set[str]:
+    return {" ".join(line.split()) for line in text.splitlines()} - {""}
 
 
 def edited_user_message(previous: Turn, following: Turn, mapping: list[int | None]) -> int | None:
@@ -100,8 +148,8 @@ def edited_user_message(previous: Turn, following: Turn, mapping: list[int | Non
     of its user message k, and nothing else: a chat UI's edit-and-resend, which branches
     the conversation there (what came after message k, the response too, is left behind)."""
     edited = len(following.identities) - 1
-    if not 0 <= edited < len(previous.identities) or len(previous.messages) != len(previous.identities):
-        return None  # nothing to edit, or the previous request was slimmed (bodies let go)
+    if not 0 <= edited < len(previous.identities):
+        return None  # nothing to edit
     if any(mapping[i] != i for i in range(edited)) or any(p is not None for p in mapping[edited:]):
         return None
     old, new = previous.messages[edited], following.messages[edited]

@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from ctxlint.chat import excerpt, message_identity, role_of, text_of, tool_call_ids
+from ctxlint.chat import last_user_index, message_identity, role_of, text_of, tool_call_ids
 from ctxlint.ingest.record import Record, Response
 
 STEERING_ROLES = ("system", "developer")
@@ -19,7 +19,6 @@ def opening_kind(role: str | None) -> str | None:
     its first user message): "system" for a system or developer message (OpenAI's newer
     models take the system prompt as developer), else its role."""
     return "system" if role in STEERING_ROLES else role
-NO_MESSAGES: dict[str, Any] = {"messages": []}  # the request of a slimmed turn; never written to
 
 
 @dataclass(slots=True, eq=False)
@@ -49,10 +48,17 @@ class Turn:
             self._response_identity = message_identity(self.response_message)
         return self._response_identity
 
+    def last_user_text(self) -> str | None:
+        """The text of the turn's last user message."""
+        index = last_user_index(self.messages)
+        return text_of(self.messages[index].get("content")) if index >= 0 else None
+
     def slimmed(self) -> "Turn":
-        """The turn as what the next request is judged against needs it, bodies let go: its
-        identities, and of its response the status, finish reason, tool call ids and a text
-        excerpt. Its messages are gone, so the next request is judged from its start."""
+        """The turn as what the next request is judged against needs it, bulk let go: its
+        identities; of its messages the roles and texts, tool results by their call id alone
+        (what tells a cut from a summary, an edit or a message stored in another form), its
+        tools; of its response the status, finish reason, text and tool call ids. Its message
+        objects are gone, so the next request is judged from its start."""
         record = self.record
         response = record.response
         slim_response = None
@@ -61,10 +67,13 @@ class Turn:
             slim_message = None
             if message is not None:
                 self.response_identity()
-                slim_message = {"role": message.get("role"), "content": excerpt(text_of(message.get("content")), 80),
+                slim_message = {"role": message.get("role"), "content": text_of(message.get("content")),
                                 "tool_calls": [{"id": call_id} for call_id in tool_call_ids(message)]}
             slim_response = Response(slim_message, response.finish_reason, None, response.error, response.status, response.model, response.id)
-        slim = Record(record.file, record.line, record.shape, NO_MESSAGES, slim_response, record.session_key, seq=record.seq)
+        request: dict[str, Any] = {"messages": [_slim_message(message) for message in record.messages]}
+        if "tools" in record.request:
+            request["tools"] = record.request["tools"]
+        slim = Record(record.file, record.line, record.shape, request, slim_response, record.session_key, seq=record.seq)
         return Turn(self.number, slim, self.identities, self.shared, self._response_identity)
 
     def content_hash(self) -> str:
@@ -87,6 +96,14 @@ class Turn:
     def conversation_identities(self) -> list[tuple[int, tuple]]:
         """(message index, identity) of the messages that carry the conversation (not system)."""
         return [(i, ident) for i, ident in enumerate(self.identities) if role_of(self.messages[i]) not in STEERING_ROLES]
+
+
+def _slim_message(message: Any) -> dict[str, Any]:
+    """A message as a slimmed turn keeps it: its role and text, a tool result its call id."""
+    role = role_of(message)
+    if role == "tool":
+        return {"role": role, "tool_call_id": message.get("tool_call_id")}
+    return {"role": role, "content": text_of(message.get("content")) if type(message) is dict else ""}
 
 
 def make_turn(number: int, record: Record, previous: Turn | None = None) -> Turn:
