@@ -471,6 +471,13 @@ class Engine:
                         session.greeting = session.greeting or (index, turn.identities[index])
                         continue
                     session.opening[key] = (index, message, 1, None, record.label(index))
+            first_user = session.opening.get("user")
+            question = last_user_index(record.messages)
+            if first_user is not None and any(role_of(m) == "assistant" for m in record.messages[first_user[0]:question]):
+                # the first request's own question after an exchange (examples, or a history
+                # resumed): what CTX008 keeps instead when the exchange is swapped for another
+                label = f"the session's first question after the exchange it opened with (turn 1, message {record.label(question)})"
+                session.opening["question"] = (question, record.messages[question], 1, label, record.label(question))
             session.fingerprint_base = session.id if session.explicit_key else short_hash([list(map(str, ident)) for ident in turn.identities[:4]])
         if session.pending and turn.number == 2:  # the chain is there: the first request counts as judged
             for rule in rules:

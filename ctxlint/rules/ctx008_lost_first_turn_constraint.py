@@ -80,6 +80,40 @@ def restates(summary: str, texts: list[str]) -> bool:
     return bool(cut) and len(cut & content_words(summary)) >= min(SUMMARY_WORDS, (len(cut) + 1) // 2)
 
 
+def _lost_lines(ctx, key: str, kept: tuple) -> tuple[frozenset[str], frozenset[str]]:
+    """(lost, wanted): the lines of what the session must keep (its first system or user
+    message, or what took its place) that this request no longer sends, of all its lines."""
+    index, original = kept[:2]
+    if index < len(ctx.messages) and ctx.messages[index] is original:
+        return frozenset(), frozenset()  # still sent where it was: the common case, decided without reading
+    # what must be kept is a system prompt, a user message or a summary that restated one
+    # (sent in any role); a system prompt sent as developer, or back, is kept
+    roles = STEERING_ROLES if opening_kind(role_of(original)) == "system" else (role_of(original),)
+    original_text = text_of(original.get("content"))
+    sent = [text_of(m.get("content")) for m in ctx.messages if role_of(m) in roles]
+    if original_text in sent:
+        return frozenset(), frozenset()  # sent verbatim: the common case, decided without masking
+    wanted = constraint_lines(original_text, key)
+    present: set[str] = set()
+    for text in sent:
+        present |= constraint_lines(text, key)
+    return wanted - present, wanted
+
+
+def _examples_swapped(ctx) -> bool:
+    """The session's first request sent an exchange before its own question (examples), and
+    this request puts another exchange (a user message and an assistant message, both new)
+    where it cut the first, while the question is still sent: few-shot examples picked
+    anew for each request, not a history cut."""
+    question = ctx.session.opening.get("question")
+    if question is None or ctx.transition is None:
+        return False
+    put = set(ctx.transition.put_in(ctx.messages))
+    if not any(index + 1 in put and role_of(ctx.messages[index]) == "user" and role_of(ctx.messages[index + 1]) == "assistant" for index in put):
+        return False
+    return not _lost_lines(ctx, "user", question)[0]
+
+
 def _opening_line(text: str) -> str | None:
     """A prompt's first line, masked as constraint_lines masks it: what it opens with."""
     return next((folded for line in text.splitlines() if (folded := _SPACE.sub(" ", _VOLATILE["system"].sub("#", line)).strip())), None)
@@ -138,7 +172,14 @@ class LostFirstTurnConstraint(Rule):
     message, then its new text), the corrected message is what must be kept from then on.
     Nor is a handoff: a request that carries the whole conversation the previous one had,
     with another system prompt in place of the first one, or with none and other tools
-    (another agent took the run over); nor a prompt rewritten: a system message that still
+    (another agent took the run over); nor examples swapped: when the session's first
+    request sent an exchange before its own question (few-shot examples) and a later
+    request puts another exchange in its place (examples picked anew for each request)
+    while still sending that question, the question is what must be kept from then on
+    (a history resumed in the first request whose oldest exchange is later replaced by a
+    question-and-answer pair, still sending the question after it, reads the same); nor
+    a question the app sent wrapped and keeps as the user's words (retrieved passages
+    around the newest message): the form it keeps is what must be kept. Nor a prompt rewritten: a system message that still
     opens with the line the first one opened with and carries new lines in place of the
     ones that went (apps refresh a retrieved context, a memory or a state section every
     turn, trimmed history or not). The prompt that took over, or the rewritten one, is
@@ -178,25 +219,16 @@ class LostFirstTurnConstraint(Rule):
             kept = ctx.session.opening.get(key)
             if kept is None:
                 continue
-            index, original, since, label, index_label = kept
-            if index < len(ctx.messages) and ctx.messages[index] is original:
-                continue  # still sent where it was: the common case, decided without reading
-            # what must be kept is a system prompt, a user message or a summary that restated one
-            # (sent in any role); a system prompt sent as developer, or back, is kept
-            roles = STEERING_ROLES if opening_kind(role_of(original)) == "system" else (role_of(original),)
-            original_text = text_of(original.get("content"))
-            sent = [text_of(m.get("content")) for m in ctx.messages if role_of(m) in roles]
-            if original_text in sent:
-                continue  # sent verbatim: the common case, decided without masking
-            wanted = constraint_lines(original_text, key)
-            if not wanted:
-                continue
-            present: set[str] = set()
-            for text in sent:
-                present |= constraint_lines(text, key)
-            lost = wanted - present
+            lost, wanted = _lost_lines(ctx, key, kept)
+            if lost and key == "user" and _examples_swapped(ctx):
+                # the session opened with examples, and this request puts others in their place:
+                # its own first question, still sent, is what it must keep from now on
+                kept = ctx.session.opening["user"] = ctx.session.opening.pop("question")
+                lost, wanted = _lost_lines(ctx, key, kept)
             if not lost:
                 continue
+            index, original, since, label, index_label = kept
+            original_text = text_of(original.get("content"))
             if key == "user" and compacted(ctx.messages):
                 del ctx.session.opening[key]
                 continue  # the provider compacted the conversation: its summary stands for what came before
@@ -222,6 +254,8 @@ class LostFirstTurnConstraint(Rule):
                 label = f"the summary that restated {subject} (turn {ctx.turn.number}, message {ctx.label(summary)})"
                 ctx.session.opening[key] = (summary, ctx.messages[summary], ctx.turn.number, label, ctx.label(summary))
                 continue
+            if not restated:
+                summary = None  # what the request put in says none of it: no summary of it
             evidence = {"first_request_line": ctx.session.first_line, "lost_line": excerpt(sorted(lost)[0], 80)}
             evidence.update({"first_turn_index": index} if since == 1 else {"since_turn": since, "since_index": index})
             if summary is None:

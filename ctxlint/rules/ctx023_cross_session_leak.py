@@ -30,10 +30,13 @@ def content_fingerprint(message: dict) -> int | None:
 class CrossSessionLeak(Rule):
     """
     ## What it does
-    Flags a request of session B that carries another session's messages: content first
-    seen in session A appears in B's history without being B's own new input — inserted
-    into history B had already sent, or A's exchange appended before B's new message (a
-    history list shared across users). Only texts of 40 characters or more are compared,
+    Flags a request of session B that carries another session's messages: what session A
+    said first (its new input, or its model's logged reply) appears in B's history without
+    being B's own new input — inserted into history B had already sent, or A's exchange
+    appended before B's new message (a history list shared across users). What A only had
+    in its history is no one's to leak: few-shot examples an app puts before every
+    conversation's history, picked anew for each request, are in many sessions' histories.
+    Only texts of 40 characters or more are compared,
     and a session's own first request and newest input are never judged, nor its last
     question carried on in the form the app stores it (sent wrapped in retrieved context,
     kept as the user's words): the same prompt sent independently by many sessions (test
@@ -75,7 +78,7 @@ class CrossSessionLeak(Rule):
         for index in range(start, len(messages)):
             fingerprint = content_fingerprint(messages[index])
             if fingerprint is not None:
-                sent.append((index, fingerprint, messages[index] if index < newest and index not in own else None))
+                sent.append((index, fingerprint, messages[index] if index < newest and index not in own else None, index >= newest))
         response = ctx.turn.response_message
         returned = content_fingerprint(response) if response is not None else None
         return TurnFacts(ctx.session.id, ctx.turn.number, sent, returned)
@@ -103,17 +106,21 @@ class CrossSessionLeak(Rule):
         session = facts.session
         own = shard.own
         place = None
-        for index, fingerprint, judged in facts.sent:
+        for index, fingerprint, judged, _ in facts.sent:
             # The session's own newest input, or any message of its first request, is never
             # judged; a message it already had is its own.
             if facts.turn > 1 and judged is not None and hash((session, fingerprint)) not in own:
                 place = place or where()
                 shard.suspects.append((rank, place, index, fingerprint, excerpt(text_of(judged.get("content")), 60)))
-        carried = [f for _, f, _ in facts.sent] + ([facts.returned] if facts.returned else [])
-        if carried:
-            for fingerprint in carried:
-                own.setdefault(hash((session, fingerprint)), 0)
-                shard.first.setdefault(fingerprint, rank)
+        carried = [fingerprint for _, fingerprint, _, _ in facts.sent]
+        # what the session said first: its newest input, its model's reply (not what it only
+        # had in its history, such as few-shot examples many sessions are sent)
+        said = [fingerprint for _, fingerprint, _, newest in facts.sent if newest] + ([facts.returned] if facts.returned else [])
+        for fingerprint in carried + said:
+            own.setdefault(hash((session, fingerprint)), 0)
+        for fingerprint in said:
+            shard.first.setdefault(fingerprint, rank)
+        if said:
             shard.carried_by(rank, session)
 
     def judge_shards(self, shards: list["LeakShard"]) -> Iterable[tuple[Any, Violation]]:
@@ -132,10 +139,10 @@ class CrossSessionLeak(Rule):
 
 class LeakShard:
     """What one process keeps of the requests it read: which fingerprints each session
-    had (hashes of session and fingerprint); the rank of the first request that carried
-    each fingerprint, and the session of every request that carried any (ranks
-    ascending); and the suspects: messages a session carried before it had them, leaks if
-    another session's earlier request carried them. Fingerprints and ranks are kept as
+    had (hashes of session and fingerprint); the rank of the first request that said
+    each fingerprint (as its newest input or its reply), and the session of every request
+    that said any (ranks ascending); and the suspects: messages a session carried before
+    it had them, leaks if another session's earlier request said them. Fingerprints and ranks are kept as
     64-bit ints in compact maps, 16 bytes an entry, since they span the whole log. A
     shard sent to the parent leaves the sessions' fingerprints behind: judging needs only
     the rest."""
@@ -173,5 +180,6 @@ class LeakShard:
 class TurnFacts:
     session: str
     turn: int
-    sent: list[tuple[int, int, dict[str, Any] | None]]  # (message index, fingerprint, the message if it is judged)
+    # (message index, fingerprint, the message if it is judged, whether it is the session's newest input)
+    sent: list[tuple[int, int, dict[str, Any] | None, bool]]
     returned: int | None  # fingerprint of the logged response
