@@ -84,6 +84,21 @@ def tool_call_ids(message: dict[str, Any]) -> list[str]:
     return [call["id"] for call in tool_calls_of(message) if isinstance(call.get("id"), str)]
 
 
+def says_nothing(message: dict[str, Any]) -> bool:
+    """A reply with nothing to keep: no text and no tool calls (filtered by the provider,
+    finish_reason content_filter, or empty). Some providers refuse it sent back (Anthropic:
+    text blocks must be non-empty), so an app leaves it out."""
+    if any(message.get(member) for member in ("function_call", "refusal", "audio")):
+        return False  # a legacy function call, a refusal, spoken audio: something to keep
+    content = message.get("content")
+    if isinstance(content, list) and not all(isinstance(part, dict) and part.get("type") in SILENT_PARTS for part in content):
+        return False  # an image, audio, a tool use: something to keep
+    return not text_of(content).strip() and not tool_calls_of(message)
+
+
+SILENT_PARTS = ("text", "output_text", "thinking", "redacted_thinking", "reasoning")  # parts that say only their text
+
+
 COMPACTION = "compaction"  # a normalized assistant message's field: the provider's summary of what came before it
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import different_participants, excerpt, role_of, short_hash, text_of
+from ctxlint.chat import different_participants, excerpt, role_of, says_nothing, short_hash, text_of
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates_cut_history
 
@@ -18,8 +18,9 @@ class ConsecutiveUserMessages(Rule):
     (LangChain's SummarizationMiddleware sends its summary so, before the messages it kept),
     nor an attachment sent as a user message of its own (only images, audio or files, no
     text) next to the message that says what to do with it: that is one user turn. Nor is
-    a message whose request the provider refused (an error reply, logged) followed by the
-    user's next one: no reply came to keep between them.
+    a message whose request the provider refused (an error reply, logged) or whose reply
+    said nothing (no text and no tool calls: filtered, `finish_reason` `content_filter`,
+    or empty) followed by the user's next one: no reply came to keep between them.
 
     ## Why is this bad?
     Chat models are trained on alternating turns. Two user messages in a row mean the
@@ -57,9 +58,11 @@ class ConsecutiveUserMessages(Rule):
             ctx.session.summaries |= {identities[i] for i in transition.put_in(messages)
                                       if i < transition.new_from or restates_cut_history(ctx, i)}
         previous = ctx.previous
-        if previous is not None and previous.record.response is not None and previous.record.response.failed \
-                and previous.identities and previous.identities[-1][0] == "user":
-            # the provider refused the request that asked it: no reply came to keep before the next message
+        response = previous.record.response if previous is not None else None
+        if response is not None and previous.identities and previous.identities[-1][0] == "user" \
+                and (response.failed or (response.message is not None and says_nothing(response.message))):
+            # the provider refused the request that asked it, or its reply said nothing (filtered):
+            # no reply came to keep before the next message
             ctx.session.refused |= {previous.identities[-1]}
         summaries, refused = ctx.session.summaries, ctx.session.refused
         for index in range(max(1, ctx.unchanged(self)), len(messages)):

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import compacted, excerpt, role_of, text_of, tool_call_ids
+from ctxlint.chat import compacted, excerpt, role_of, says_nothing, text_of, tool_call_ids
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates
 from ctxlint.sessions.history import Transition
@@ -20,7 +20,9 @@ class DroppedAssistantTurn(Rule):
     and whitespace ignored, so reasoning moved inline or re-wrapped is not a drop; an
     assistant message standing where the reply belongs counts as the reply, re-worded
     (agents that use structured output keep only its text). A resend of request N (a
-    retry) is not judged here, and neither is a response that was an error, nor an edit:
+    retry) is not judged here, and neither is a response that was an error or said
+    nothing (no text and no tool calls: filtered by the provider, `finish_reason`
+    `content_filter`, or empty; Anthropic refuses an empty text block sent back), nor an edit:
     a request that is N's messages up to one of its user messages, then a corrected text
     of that message (a chat UI's edit-and-resend branches the conversation there). Nor is
     a reply cut away with everything before it while its tool results open the request:
@@ -101,6 +103,8 @@ class DroppedAssistantTurn(Rule):
         if slot < len(ctx.messages) and role_of(ctx.messages[slot]) == "assistant":
             return  # the reply is there, re-worded (structured-output agents keep only its text)
         dropped = previous.response_message
+        if says_nothing(dropped):
+            return  # a filtered or empty reply: nothing to keep
         ids = tool_call_ids(dropped)
         if not kept and _opens_with_results_of(ctx.messages, ids):
             return  # cut away with all before it, its results left at the head: trimming (CTX001, CTX008)

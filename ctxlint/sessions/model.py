@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from ctxlint.chat import last_user_index, message_identity, role_of, text_of, tool_call_ids
+from ctxlint.chat import SILENT_PARTS, last_user_index, message_identity, role_of, text_of, tool_call_ids
 from ctxlint.ingest.record import Record, Response
 
 STEERING_ROLES = ("system", "developer")
@@ -67,8 +67,7 @@ class Turn:
             slim_message = None
             if message is not None:
                 self.response_identity()
-                slim_message = {"role": message.get("role"), "content": text_of(message.get("content")),
-                                "tool_calls": [{"id": call_id} for call_id in tool_call_ids(message)]}
+                slim_message = _slim_reply(message)
             slim_response = Response(slim_message, response.finish_reason, None, response.error, response.status, response.model, response.id)
         request: dict[str, Any] = {"messages": [_slim_message(message) for message in record.messages]}
         if "tools" in record.request:
@@ -96,6 +95,21 @@ class Turn:
     def conversation_identities(self) -> list[tuple[int, tuple]]:
         """(message index, identity) of the messages that carry the conversation (not system)."""
         return [(i, ident) for i, ident in enumerate(self.identities) if role_of(self.messages[i]) not in STEERING_ROLES]
+
+
+def _slim_reply(message: dict[str, Any]) -> dict[str, Any]:
+    """A logged reply as a slimmed turn keeps it: its role, text and tool call ids, and what
+    else it said (a legacy function call, a refusal, the types of parts that are not text),
+    so that whether it said anything (chat.says_nothing) reads as before."""
+    content = message.get("content")
+    parts = [{"type": part.get("type")} for part in content if isinstance(part, dict) and part.get("type") not in SILENT_PARTS] \
+        if isinstance(content, list) else []
+    slim = {"role": message.get("role"), "content": [{"type": "text", "text": text_of(content)}, *parts] if parts else text_of(content),
+            "tool_calls": [{"id": call_id} for call_id in tool_call_ids(message)]}
+    slim.update({member: message[member] for member in ("function_call", "refusal") if message.get(member)})
+    if message.get("audio"):
+        slim["audio"] = True
+    return slim
 
 
 def _slim_message(message: Any) -> dict[str, Any]:
