@@ -443,12 +443,14 @@ class Engine:
         return count
 
     def finding(self, rule: Rule, place: "Place", violation: Violation) -> Finding:
+        line = place.line
         if place.source_map is not None:
+            line = place.source_map.line_of(violation.message_index) or line  # the message's own line, in a JSON document
             violation = place.source_map.relocate(violation)
         return Finding(
             code=rule.code, name=rule.name,
             severity=self.options.severities.get(rule.code) or violation.severity or rule.severity,
-            message=violation.message, file=place.file, line=place.line,
+            message=violation.message, file=place.file, line=line,
             session=place.session, turn=place.turn,
             message_index=violation.message_index, tool_call_id=violation.tool_call_id,
             pointer=violation.pointer, evidence=violation.evidence,

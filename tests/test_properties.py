@@ -213,3 +213,36 @@ anthropic_bodies = st.fixed_dictionaries({"system": st.text(max_size=10) | json_
 @given(bodies=st.lists(st.tuples(gemini_bodies | responses_bodies | anthropic_bodies, responses | json_values, st.sampled_from(["s1", "s2", None])), max_size=5))
 def test_arbitrary_bodies_of_other_apis(tmp_path, bodies):
     check_properties(tmp_path, [{"request": body, "response": reply, **({"session_id": key} if key else {})} for body, reply, key in bodies])
+
+
+def _written_with_lines(value, pointer: str, lines: dict[str, int], out: list[str], indent: str) -> None:
+    """`value` as indented JSON appended to `out` (a list of lines, the last one open), each
+    value's pointer recorded with the line it starts on: the reference pointer_lines must match."""
+    lines[pointer] = len(out)
+    if isinstance(value, (dict, list)) and value:
+        members = value.items() if isinstance(value, dict) else enumerate(value)
+        out[-1] += "{" if isinstance(value, dict) else "["
+        for position, (name, member) in enumerate(members):
+            out.append(indent + "  " + (orjson.dumps(name).decode() + ": " if isinstance(value, dict) else ""))
+            escaped = str(name).replace("~", "~0").replace("/", "~1")
+            _written_with_lines(member, f"{pointer}/{escaped}", lines, out, indent + "  ")
+            if position < len(value) - 1:
+                out[-1] += ","
+        out.append(indent + ("}" if isinstance(value, dict) else "]"))
+    else:
+        out[-1] += orjson.dumps(value).decode()
+
+
+@PROPERTY_SETTINGS
+@given(document=json_values)
+def test_pointer_lines_finds_the_line_every_value_starts_on(document):
+    """In a pretty-printed document, the line of every value, found by its JSON pointer (keys
+    with slashes, tildes, quotes and escapes, numbers, empty containers), is where it was written."""
+    from ctxlint.ingest.pointer_lines import pointer_lines
+
+    expected: dict[str, int] = {}
+    out = [""]
+    _written_with_lines(document, "", expected, out, "")
+    text = "\n".join(out)
+    assert orjson.loads(text) == orjson.loads(orjson.dumps(document))
+    assert pointer_lines(text, set(expected)) == expected

@@ -551,9 +551,28 @@ def test_a_broken_message_in_a_trajectory_ends_what_can_be_read_of_it(tmp_path):
     dump.write_bytes(orjson.dumps([first, second]))
     report = json_report(str(dump))
     found = sorted((f["code"], f["line"], f.get("pointer"), f["message"]) for f in report["findings"])
-    assert [row[:3] for row in found] == [("CTX003", 1, "/messages/2"), ("CTX900", 1, "/0/traj/5")]
+    assert [row[:3] for row in found] == [("CTX003", 1, "/0/traj/2"), ("CTX900", 1, "/0/traj/5")]
     assert "its requests from message 5 on are not checked" in found[1][3]
     assert report["summary"]["records"] == 2
+    # pretty-printed, each finding is at the line where the message it is about starts
+    dump.write_bytes(orjson.dumps([first, second], option=orjson.OPT_INDENT_2))
+    text = dump.read_text().splitlines()
+    report = json_report(str(dump))
+    assert sorted((f["code"], f["pointer"], text[f["line"] - 1].strip(), text[f["line"]].strip()) for f in report["findings"]) == [
+        ("CTX003", "/0/traj/2", "{", '"role": "user",'), ("CTX900", "/0/traj/5", "true,", '{')]
+    # each request at the line of the assistant message it stands for
+    assert [(s["id"].rsplit("#", 1)[1], text[t["line"] - 1].strip(), text[t["line"]].strip()) for s in report["sessions"] for t in s["turns"]] == [
+        ("task_id=1", "{", '"role": "assistant",'), ("task_id=2", "{", '"role": "assistant",')]
+
+
+def test_a_single_trajectory_document_points_into_itself(tmp_path):
+    """A file that is one conversation (not a list of them): pointers start at its root."""
+    dump = tmp_path / "run.json"
+    dump.write_bytes(orjson.dumps({"messages": [{"role": "system", "content": "You help."}, {"role": "user", "content": "Hi."},
+                                                {"role": "user", "content": "Anyone there?"}, {"role": "assistant", "content": "Yes."}]},
+                                  option=orjson.OPT_INDENT_2))
+    report = json_report(str(dump))
+    assert [(f["code"], f["line"], f["pointer"], f["message_index"]) for f in report["findings"]] == [("CTX003", 11, "/messages/2", 2)]
 
 
 REPLY_LINES = READERS / "reply_lines_apart_from_their_requests.jsonl"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
 import orjson
@@ -18,7 +18,9 @@ from ctxlint.ingest import otel
 from ctxlint.ingest.jsonl import iter_lines, read_whole
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped
 from ctxlint.ingest.schema import request_problems
+from ctxlint.ingest.pointer_lines import pointer_lines
 from ctxlint.ingest.shapes import BatchOutput, as_items
+from ctxlint.ingest.source_map import SAME_CALL_PARTS, Origin, SourceMap
 from ctxlint.ingest.sources import Source, named_as_lines
 
 CONVERSATION_KEYS = ("traj", "messages", "conversation")
@@ -130,7 +132,7 @@ def read_json_document(source: Source, session_key: str | None = None) -> Iterat
                 yield from as_items(value, source.path, line, session_key)
         return
     if _is_tau2_results(data):
-        trajectories = _tau2_trajectories(data)
+        trajectories = list(_tau2_trajectories(data))
     else:
         items = data if isinstance(data, list) else [data]
         if any(_is_log_record(item) for item in items) and not any(_is_trajectory(item) for item in items):
@@ -139,9 +141,14 @@ def read_json_document(source: Source, session_key: str | None = None) -> Iterat
         if not any(_conversation_key(item) is not None for item in items):
             yield Skipped(source.path, 1, "JSON file that holds neither log records nor agent trajectories")
             return
-        trajectories = _listed_trajectories(source.path, items)
+        trajectories = list(_listed_trajectories(source.path, items, "" if isinstance(data, dict) else None))
+    wanted = {pointer for trajectory in trajectories for pointer in (trajectory.pointers if isinstance(trajectory, Trajectory) else (trajectory.pointer,))}
+    lines = pointer_lines(raw.decode("utf-8", "replace"), wanted)
     for trajectory in trajectories:
-        yield from _trajectory_records(source, trajectory) if isinstance(trajectory, Trajectory) else (trajectory,)
+        if isinstance(trajectory, Trajectory):
+            yield from _trajectory_records(source, trajectory, lines)
+        else:
+            yield replace(trajectory, line=lines.get(trajectory.pointer, 1))
 
 
 @dataclass(slots=True)
@@ -153,20 +160,31 @@ class Trajectory:
     model: str | None
     messages: list[Any]
     pointers: list[str]
+    calls: list[tuple[str, ...]]  # of each message, the pointer of each of its tool calls in the file
+    call_parts: dict[str, str]  # a tool call's normalized sub-pointer -> the file's
+
+    def source_map(self, lines: dict[str, int]) -> SourceMap:
+        """Where each message is in the file, and at which line it starts."""
+        return SourceMap(tuple(Origin(int(pointer.rsplit("/", 1)[1]), pointer, calls, line=lines.get(pointer))
+                               for pointer, calls in zip(self.pointers, self.calls)), self.call_parts, reasoning=None)
 
 
-def _listed_trajectories(path: str, items: list[Any]) -> Iterator[Trajectory | InputProblem]:
-    """tau-bench's list of trajectories (`traj`), or any list of conversations."""
+def _listed_trajectories(path: str, items: list[Any], root: str | None) -> Iterator[Trajectory | InputProblem]:
+    """tau-bench's list of trajectories (`traj`), or any list of conversations (`root`: the
+    pointer of the one conversation a file that is not a list holds)."""
     for position, item in enumerate(items):
+        at = f"/{position}" if root is None else root
         member = _conversation_key(item)
         if member is None:
-            yield InputProblem(path, 1, f"trajectory {position} has no message list (looked for {', '.join(CONVERSATION_KEYS)})", f"/{position}")
+            yield InputProblem(path, 1, f"trajectory {position} has no message list (looked for {', '.join(CONVERSATION_KEYS)})", at)
             continue
         messages = item[member]
         named = [f"{k}={item[k]}" for k in ("task_id", "trial") if k in item]  # item is a dict: it had a message list
         model = item.get("model") if isinstance(item.get("model"), str) else None
-        yield Trajectory(",".join(named) if named else str(position), model, messages,
-                         [f"/{position}/{member}/{index}" for index in range(len(messages))])
+        pointers = [f"{at}/{member}/{index}" for index in range(len(messages))]
+        calls = [tuple(f"{pointer}/tool_calls/{j}" for j in range(len(message["tool_calls"])))
+                 if isinstance(message, dict) and isinstance(message.get("tool_calls"), list) else () for pointer, message in zip(pointers, messages)]
+        yield Trajectory(",".join(named) if named else str(position), model, messages, pointers, calls, SAME_CALL_PARTS)
 
 
 def _is_tau2_results(data: Any) -> bool:
@@ -184,8 +202,10 @@ def _tau2_trajectories(data: dict[str, Any]) -> Iterator[Trajectory]:
     agent = data["info"].get("agent_info")
     model = agent.get("llm") if isinstance(agent, dict) and isinstance(agent.get("llm"), str) else None
     for position, run in enumerate(data["simulations"]):
-        messages, pointers = [], []
+        messages, pointers, calls_at = [], [], []
         for index, message in enumerate(run["messages"]):
+            pointer = f"/simulations/{position}/messages/{index}"
+            kept: tuple[str, ...] = ()
             if not isinstance(message, dict):
                 messages.append(message)  # the schema check reports it, at its place
             elif message.get("role") == "tool":
@@ -195,14 +215,19 @@ def _tau2_trajectories(data: dict[str, Any]) -> Iterator[Trajectory]:
             elif message.get("role") == "user" and not message.get("content") and message.get("tool_calls"):
                 continue  # the user simulator only ran its own tools
             else:
-                calls = [call for call in message.get("tool_calls") or () if isinstance(call, dict) and call.get("requestor") != "user"]
+                calls = [(j, call) for j, call in enumerate(message.get("tool_calls") or ()) if isinstance(call, dict) and call.get("requestor") != "user"]
                 converted = {"role": message.get("role"), "content": message.get("content")}
                 if calls and message.get("role") == "assistant":
-                    converted["tool_calls"] = [_tau2_call(call) for call in calls]
+                    converted["tool_calls"] = [_tau2_call(call) for _, call in calls]
+                    kept = tuple(f"{pointer}/tool_calls/{j}" for j, _ in calls)
                 messages.append(converted)
-            pointers.append(f"/simulations/{position}/messages/{index}")
+            pointers.append(pointer)
+            calls_at.append(kept)
         named = [f"{k}={run[k]}" for k in ("task_id", "trial") if k in run]
-        yield Trajectory(",".join(named) if named else str(run.get("id", position)), model, messages, pointers)
+        yield Trajectory(",".join(named) if named else str(run.get("id", position)), model, messages, pointers, calls_at, TAU2_CALL_PARTS)
+
+
+TAU2_CALL_PARTS = {"/function/arguments": "/arguments", "/function/name": "/name"}  # τ²'s calls are {id, name, arguments}
 
 
 def _tau2_call(call: dict[str, Any]) -> dict[str, Any]:
@@ -211,24 +236,27 @@ def _tau2_call(call: dict[str, Any]) -> dict[str, Any]:
             "function": {"name": call.get("name"), "arguments": arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode()}}
 
 
-def _trajectory_records(source: Source, trajectory: Trajectory) -> Iterator[Record | InputProblem]:
-    """Each assistant message of a trajectory as the request of everything before it."""
+def _trajectory_records(source: Source, trajectory: Trajectory, lines: dict[str, int]) -> Iterator[Record | InputProblem]:
+    """Each assistant message of a trajectory as the request of everything before it, at the
+    line where that message starts; findings about a message point at its own line."""
     messages = trajectory.messages
+    source_map = trajectory.source_map(lines)
     # every request of a trajectory is a prefix of it: the first broken message ends the ones that can be read
     problems = request_problems({"model": trajectory.model, "messages": messages})
     broken = _first_message(problems[0][0]) if problems else len(messages)
     for index, message in enumerate(messages[:broken + 1]):
         if isinstance(message, dict) and message.get("role") == "assistant" and index > 0:
             yield Record(
-                file=source.path, line=1, shape="trajectory",
+                file=source.path, line=lines.get(trajectory.pointers[index], 1), shape="trajectory",
                 request={"model": trajectory.model, "messages": messages[:index]},
                 response=Response(message=message),
                 session_key=f"{source.path}#{trajectory.key}",
                 scope=source.path,
-                extra={"pointer": trajectory.pointers[index]},
+                source_map=source_map,
             )
     if problems:
         pointer, what = problems[0]
         where = trajectory.pointers[broken] + pointer.removeprefix(f"/messages/{broken}") if pointer.startswith("/messages/") and broken < len(trajectory.pointers) else pointer
-        yield InputProblem(source.path, 1, f"trajectory {trajectory.key} breaks the chat-completions schema at {where}: {what}; "
+        line = lines.get(trajectory.pointers[broken], 1) if broken < len(trajectory.pointers) else 1
+        yield InputProblem(source.path, line, f"trajectory {trajectory.key} breaks the chat-completions schema at {where}: {what}; "
                                            f"its requests from message {broken} on are not checked", where)

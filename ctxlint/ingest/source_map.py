@@ -55,6 +55,7 @@ class Origin:
     content: str = "/content"  # where its content is, under `pointer`
     name: str | None = None  # how findings name it when it has no index ("system", "instructions")
     reasoning: str | None = None  # pointer of its reasoning, where that is an item of its own
+    line: int | None = None  # the line of the file where it starts, where that is not the record's (a JSON document)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +73,10 @@ class SourceMap:
             return str(index)
         origin = self.origins[index]
         return str(origin.index) if origin.index is not None else origin.name or str(index)
+
+    def line_of(self, index: int | None) -> int | None:
+        """The line where normalized message `index` starts in the file, when the map knows it."""
+        return self.origins[index].line if index is not None and 0 <= index < len(self.origins) else None
 
     def field(self, name: str) -> str:
         """How a finding's text names a normalized field, in the body's terms."""
