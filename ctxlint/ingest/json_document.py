@@ -16,9 +16,9 @@ import orjson
 
 from ctxlint.ingest import otel
 from ctxlint.ingest.jsonl import iter_lines, read_whole
+from ctxlint.ingest.pointer_lines import pointer_lines
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped
 from ctxlint.ingest.schema import request_problems
-from ctxlint.ingest.pointer_lines import pointer_lines
 from ctxlint.ingest.shapes import BatchOutput, as_items
 from ctxlint.ingest.source_map import SAME_CALL_PARTS, Origin, SourceMap
 from ctxlint.ingest.sources import Source, named_as_lines

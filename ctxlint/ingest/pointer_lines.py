@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import re
 
+from ctxlint.ingest.schema import json_pointer
+
 # A JSON string (it holds no raw newline), a number, true, false or null, a structural
 # character, or a newline.
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*|true|false|null|[\[\]{},:\n]')
@@ -30,7 +32,7 @@ def pointer_lines(text: str, wanted: set[str]) -> dict[str, int]:
                 frame[2] = json.loads(token.group()) if "\\" in raw else raw
                 frame[3] = False
                 continue
-            pointer = "" if frame is None else f"{frame[0]}/{_escaped(frame[2])}"
+            pointer = "" if frame is None else frame[0] + json_pointer((frame[2],))
             if pointer in wanted:
                 found[pointer] = line
                 if len(found) == len(wanted):
@@ -46,7 +48,3 @@ def pointer_lines(text: str, wanted: set[str]) -> dict[str, int]:
             else:
                 frame[3] = True
     return found
-
-
-def _escaped(part: object) -> str:
-    return str(part).replace("~", "~0").replace("/", "~1")
