@@ -69,11 +69,11 @@ class _Open:
 
     @property
     def before_question(self) -> tuple | None:
-        """When no reply is logged and the last request ended on a user message after an
-        exchange: the message before it, which a next request that keeps that user message
-        in another form carries right before it (_kept_in_other_form)."""
+        """When the last request ended on a user message after an exchange: the message
+        before it, which a next request that keeps that user message in another form
+        carries right before it (_kept_in_other_form)."""
         sent = self.sent
-        if self.reply is None and sent >= 2 and self.history[sent - 1][0] == "user" and (
+        if sent >= 2 and self.history[sent - 1][0] == "user" and (
                 sent > self.opened or any(identity[0] == "assistant" for identity in self.history[:sent - 1])):
             return self.history[sent - 2]
         return None
@@ -342,24 +342,26 @@ class ChainInference:
         keeps in another form (the app sent it wrapped in retrieved context and stores the
         user's words, history.stored_user_message): the request repeats the conversation's
         history before that message, or opens there (keep-last-N cut it), a user message
-        stands in its place, then the reply the conversation got, more following. The reply is one conversation alone got (tool
-        calls, or a text of some length); none logged, an assistant message follows and the
-        history repeated holds an exchange: more than the conversation's first request sent,
-        or what no other session's first request started with (not an opening many
-        conversations share, few-shot examples). One conversation must fit, not another
-        agent's."""
+        stands in its place, then the reply the conversation got, more following. The reply
+        is one conversation alone got (tool calls, or a text of some length). Tied by the
+        history before that message instead, an assistant message follows it, or (its reply
+        logged, and dropped: a defect CTX016 reports) the user's next message, and that
+        history holds an exchange: more than the conversation's first request sent, or what
+        no other session's first request started with (not an opening many conversations
+        share, few-shot examples). One conversation must fit, not another agent's."""
         identities = [identity for _, identity in conversation]
         found: dict[int, _Open] = {}
-        for slot in range(len(identities) - 2):
-            if identities[slot][0] != "user" or identities[slot + 1][0] != "assistant":
-                continue
-            reply = identities[slot + 1]
+        for slot in range(len(identities) - 1):
+            following = identities[slot + 1]
+            if identities[slot][0] != "user" or following[0] not in ("assistant", "user") or (following[0] == "assistant" and slot + 2 == len(identities)):
+                continue  # a reply is followed by more
             candidates: list[_Open] = []
-            if reply[1] == "calls" or _distinctive(messages[conversation[slot + 1][0]]):
-                candidates += self._by_reply.get(reply, ())
+            if following[0] == "assistant" and (following[1] == "calls" or _distinctive(messages[conversation[slot + 1][0]])):
+                candidates += self._by_reply.get(following, ())
             if slot:
                 candidates += [o for o in self._by_before_question.get(identities[slot - 1], ())
-                               if o.sent > o.opened or self._started_after.get(hash(tuple(o.history[:o.sent - 1]))) == 1]
+                               if (following[0] == "assistant" or o.reply is not None)
+                               and (o.sent > o.opened or self._started_after.get(hash(tuple(o.history[:o.sent - 1]))) == 1)]
             for candidate in candidates:
                 sent = candidate.sent
                 if (sent - 1 == slot or not slot) and candidate.history[sent - 1][0] == "user" and candidate.history[sent - 1] != identities[slot] \
