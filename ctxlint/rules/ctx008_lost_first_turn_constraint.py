@@ -179,7 +179,8 @@ class LostFirstTurnConstraint(Rule):
     (a history resumed in the first request whose oldest exchange is later replaced by a
     question-and-answer pair, still sending the question after it, reads the same); nor
     a question the app sent wrapped and keeps as the user's words (retrieved passages
-    around the newest message): the form it keeps is what must be kept. Nor a prompt rewritten: a system message that still
+    around the newest message, an `<environment_details>` block): the form it keeps is
+    what must be kept. Nor a prompt rewritten: a system message that still
     opens with the line the first one opened with and carries new lines in place of the
     ones that went (apps refresh a retrieved context, a memory or a state section every
     turn, trimmed history or not). The prompt that took over, or the rewritten one, is

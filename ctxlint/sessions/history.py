@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -103,8 +104,9 @@ def stored_user_message(previous: Turn, following: Turn, mapping: list[int | Non
     """(u, j) when the previous request's last user message u is not carried as sent, and in
     its place (right after what is carried before it, right before what is carried after
     it: the reply, the tool exchange) the next request has a user message j whose text
-    holds u's, or is part of it while the rest of u (a line of it) wraps the next request's
-    newest user message again. Apps send the newest user message wrapped (retrieved
+    holds u's, or is part of it while the rest of u stands in tags of its own
+    (`<environment_details>…</environment_details>`) or wraps the next request's newest
+    user message again (a line of it). Apps send the newest user message wrapped (retrieved
     context, environment details, instructions for this turn) and keep the user's own words
     in the history: that message is carried, as the app stores it."""
     last = len(previous.identities) - 1
@@ -131,12 +133,18 @@ def stored_user_message(previous: Turn, following: Turn, mapping: list[int | Non
         return u, j  # kept whole (spaced otherwise, or more said around it)
     if kept not in sent:
         return None
-    # kept shorter: the words around it were the app's wrapping of the newest message, which
-    # the next request's newest message carries again (a fixed line of it), not the user's
-    # own words cut (a constraint lost)
+    # kept shorter: the words around it were the app's wrapping of the newest message, not
+    # the user's own words cut (a constraint lost): blocks in tags of their own
+    # (<environment_details>…</environment_details>), or lines the next request's newest
+    # message is wrapped in again
+    if all(_TAGGED_BLOCKS.fullmatch(part.strip()) for part in sent.split(kept, 1) if part.strip()):
+        return u, j
     newest = last_user_index(following.messages)
     wrapping = _lines(sent_text) - _lines(kept_text)
     return (u, j) if newest > j and wrapping & _lines(text_of(following.messages[newest].get("content"))) else None
+
+
+_TAGGED_BLOCKS = re.compile(r"(?:<([A-Za-z][\w.-]*)(?:\s[^<>]*)?>.*?</\1>\s*)+", re.DOTALL)
 
 
 def _lines(text: str) -> set[str]:
