@@ -96,6 +96,16 @@ def says_nothing(message: dict[str, Any]) -> bool:
     return not text_of(content).strip() and not tool_calls_of(message)
 
 
+def no_reply(response: Any) -> bool:
+    """A logged response that brought no reply to keep: the provider refused the request (an
+    error), filtered it (finish_reason content_filter, no message), or the reply said nothing."""
+    if response.failed:
+        return True
+    if response.message is None:
+        return response.finish_reason == "content_filter"
+    return says_nothing(response.message)
+
+
 SILENT_PARTS = ("text", "output_text", "thinking", "redacted_thinking", "reasoning")  # parts that say only their text
 
 

@@ -248,7 +248,9 @@ def assemble_events(chunks: list[dict[str, Any]], status: int | None = None) -> 
                 parts[-1] = {"text": previous["text"] + part["text"]}
             else:
                 parts.append(part)
-        finish = field(candidate, "finishReason") or finish
+        feedback = field(chunk, "promptFeedback")
+        finish = field(candidate, "finishReason") or finish or (
+            "PROHIBITED_CONTENT" if isinstance(feedback, dict) and field(feedback, "blockReason") else None)  # the prompt was blocked
         usage = field(chunk, "usageMetadata") or usage
         model = field(chunk, "modelVersion") or model
         reply_id = field(chunk, "responseId") or reply_id

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import different_participants, excerpt, role_of, says_nothing, short_hash, text_of
+from ctxlint.chat import different_participants, excerpt, no_reply, role_of, short_hash, text_of
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates_cut_history
 
@@ -59,8 +59,7 @@ class ConsecutiveUserMessages(Rule):
                                       if i < transition.new_from or restates_cut_history(ctx, i)}
         previous = ctx.previous
         response = previous.record.response if previous is not None else None
-        if response is not None and previous.identities and previous.identities[-1][0] == "user" \
-                and (response.failed or (response.message is not None and says_nothing(response.message))):
+        if response is not None and previous.identities and previous.identities[-1][0] == "user" and no_reply(response):
             # the provider refused the request that asked it, or its reply said nothing (filtered):
             # no reply came to keep before the next message
             ctx.session.refused |= {previous.identities[-1]}
