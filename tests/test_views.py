@@ -113,3 +113,17 @@ def test_show_agrees_with_check_on_reasoning():
     assert "first loss: message #3, at turn 1" in text
     kept = run_cli("show", str(FIXTURES / "rules" / "CTX015" / "pass_openrouter_details_verbatim_reasoning_dropped.jsonl"), "--session", "s1").stdout
     assert "sent modified (reasoning) — legal: its reasoning came back as reasoning_details" in kept and "not legal" not in kept
+
+
+def test_show_follows_a_question_kept_unwrapped_to_where_it_is_cut():
+    """A question sent wrapped in retrieved passages and kept as the user's words is the same
+    message, modified, not a new one beside a summary; when keep-last-N cuts it, the row says
+    CTX008."""
+    case = FIXTURES / "rules" / "CTX008" / "fail_question_kept_unwrapped_then_cut_by_keep_last_n.jsonl"
+    record = orjson.loads(run_cli("show", str(case), "--session", "refund-chat-7", "--format", "json").stdout)
+    first_user = record["messages"][1]
+    statuses = {n: (s["status"], s["legal"]) for n, s in first_user["turns"].items()}
+    assert statuses == {"1": ("sent", True), "2": ("modified", True), "3": ("sent", True), "4": ("sent", True), "5": ("dropped", False)}
+    assert first_user["turns"]["2"]["why"].startswith("kept as the app stores it")
+    assert first_user["turns"]["5"]["why"].startswith("CTX008: the session's first user message, as the app stored it at turn 2")
+    assert len(record["messages"]) == 11  # no row of its own for the question as stored

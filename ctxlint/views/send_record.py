@@ -89,8 +89,8 @@ def _is_cut_opening(finding: Finding, entry: Entry) -> bool:
     one (an edit, a summary), is no longer sent (CTX008's evidence names its turn and index)."""
     evidence = finding.evidence
     turn, index = evidence.get("since_turn", 1), evidence.get("since_index", evidence.get("first_turn_index"))
-    first = entry.statuses.get(entry.first_turn)
-    return index is not None and entry.origin == f"turn {turn} request" and first is not None and first.index == index
+    then = entry.statuses.get(turn)  # the message sent at that index of that turn (a stored form carries on an older entry)
+    return index is not None and then is not None and then.kind != DROPPED and then.index == index
 
 
 class SendRecordBuilder:
@@ -126,7 +126,9 @@ class SendRecordBuilder:
         previous_turn: Turn | None = None
         for turn in self.session.turns:
             profile = self.profiles.lookup(turn.record.model)
-            edited = align(previous_turn, turn).edited_at if previous_turn is not None else None
+            transition = align(previous_turn, turn) if previous_turn is not None else None
+            edited = transition.edited_at if transition is not None else None
+            stored = transition.stored if transition is not None else None
             previous_turn = turn
             matched: dict[int, Entry] = {}
             cursor = -1
@@ -141,6 +143,13 @@ class SendRecordBuilder:
                     matched[index] = entry
                     cursor = max(cursor, index)
             self._pair_edited(turn, matched)
+            if stored is not None and stored[1] not in matched:
+                # the previous request's newest user message, kept in the form the app stores it
+                sent_before = next((entry for entry in self.entries if (last := entry.statuses.get(turn.number - 1)) is not None
+                                    and last.index == stored[0] and last.kind != DROPPED), None)
+                if sent_before is not None and id(sent_before) not in set(map(id, matched.values())):
+                    matched[stored[1]] = sent_before
+                    by_identity[turn.identities[stored[1]]] = sent_before  # later requests carry the stored form
             last_kept = max(matched, default=-1)
             # A summary is a new message put into the history rather than new input: inserted
             # before kept messages, or an assistant/system message no response returned, sent
@@ -176,6 +185,9 @@ class SendRecordBuilder:
                         status.legal, status.why = False, f"{profile.id} requires this reasoning to be passed back"
                     elif reasoning_only:
                         status.why = f"dropping reasoning here is allowed by {profile.id or 'the unknown model'}"
+                    elif stored is not None and index == stored[1]:
+                        status.why = "kept as the app stores it: the user's words, without the wrapping it was sent in"
+                        entry.original = message  # what later requests must carry
                 entry.statuses[turn.number] = status
             kept = set(map(id, matched.values()))
             for entry in self.entries:
