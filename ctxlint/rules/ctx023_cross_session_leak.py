@@ -78,7 +78,8 @@ class CrossSessionLeak(Rule):
         for index in range(start, len(messages)):
             fingerprint = content_fingerprint(messages[index])
             if fingerprint is not None:
-                sent.append((index, fingerprint, messages[index] if index < newest and index not in own else None, index >= newest))
+                # said by this session: its newest input, or its model's reply where the log has no responses
+                sent.append((index, fingerprint, messages[index] if index < newest and index not in own else None, index >= newest or index == own[0]))
         response = ctx.turn.response_message
         returned = content_fingerprint(response) if response is not None else None
         return TurnFacts(ctx.session.id, ctx.turn.number, sent, returned)
@@ -180,6 +181,6 @@ class LeakShard:
 class TurnFacts:
     session: str
     turn: int
-    # (message index, fingerprint, the message if it is judged, whether it is the session's newest input)
+    # (message index, fingerprint, the message if it is judged, whether the session said it: its newest input, its unlogged reply)
     sent: list[tuple[int, int, dict[str, Any] | None, bool]]
     returned: int | None  # fingerprint of the logged response
