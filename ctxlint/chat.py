@@ -88,7 +88,7 @@ def says_nothing(message: dict[str, Any]) -> bool:
     """A reply with nothing to keep: no text and no tool calls (filtered by the provider,
     finish_reason content_filter, or empty). Some providers refuse it sent back (Anthropic:
     text blocks must be non-empty), so an app leaves it out."""
-    if any(message.get(member) for member in ("function_call", "refusal", "audio")):
+    if any(message.get(member) for member in SAID_MEMBERS):
         return False  # a legacy function call, a refusal, spoken audio: something to keep
     content = message.get("content")
     if isinstance(content, list) and not all(isinstance(part, dict) and part.get("type") in SILENT_PARTS for part in content):
@@ -106,6 +106,7 @@ def no_reply(response: Any) -> bool:
     return says_nothing(response.message)
 
 
+SAID_MEMBERS = ("function_call", "refusal", "audio")  # members of a reply that say something besides its content
 SILENT_PARTS = ("text", "output_text", "thinking", "redacted_thinking", "reasoning")  # parts that say only their text
 
 

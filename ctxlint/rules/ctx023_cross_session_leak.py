@@ -73,13 +73,14 @@ class CrossSessionLeak(Rule):
         newest = len(messages)
         while newest > start and role_of(messages[newest - 1]) != "assistant":
             newest -= 1
-        own = (self._unlogged_reply(ctx), self._kept_in_other_form(ctx))
+        reply, kept = self._unlogged_reply(ctx), self._kept_in_other_form(ctx)
         sent = []
         for index in range(start, len(messages)):
             fingerprint = content_fingerprint(messages[index])
             if fingerprint is not None:
                 # said by this session: its newest input, or its model's reply where the log has no responses
-                sent.append((index, fingerprint, messages[index] if index < newest and index not in own else None, index >= newest or index == own[0]))
+                judged = index < newest and index != reply and index != kept
+                sent.append((index, fingerprint, messages[index] if judged else None, index >= newest or index == reply))
         response = ctx.turn.response_message
         returned = content_fingerprint(response) if response is not None else None
         return TurnFacts(ctx.session.id, ctx.turn.number, sent, returned)
@@ -113,11 +114,11 @@ class CrossSessionLeak(Rule):
             if facts.turn > 1 and judged is not None and hash((session, fingerprint)) not in own:
                 place = place or where()
                 shard.suspects.append((rank, place, index, fingerprint, excerpt(text_of(judged.get("content")), 60)))
-        carried = [fingerprint for _, fingerprint, _, _ in facts.sent]
         # what the session said first: its newest input, its model's reply (not what it only
         # had in its history, such as few-shot examples many sessions are sent)
-        said = [fingerprint for _, fingerprint, _, newest in facts.sent if newest] + ([facts.returned] if facts.returned else [])
-        for fingerprint in carried + said:
+        returned = [facts.returned] if facts.returned else []
+        said = [fingerprint for _, fingerprint, _, its_own in facts.sent if its_own] + returned
+        for fingerprint in [fingerprint for _, fingerprint, _, _ in facts.sent] + returned:  # all it had is its own
             own.setdefault(hash((session, fingerprint)), 0)
         for fingerprint in said:
             shard.first.setdefault(fingerprint, rank)

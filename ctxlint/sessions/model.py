@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from ctxlint.chat import SILENT_PARTS, last_user_index, message_identity, role_of, text_of, tool_call_ids
+from ctxlint.chat import SAID_MEMBERS, SILENT_PARTS, last_user_index, message_identity, role_of, text_of, tool_call_ids
 from ctxlint.ingest.record import Record, Response
 
 STEERING_ROLES = ("system", "developer")
@@ -106,9 +106,7 @@ def _slim_reply(message: dict[str, Any]) -> dict[str, Any]:
         if isinstance(content, list) else []
     slim = {"role": message.get("role"), "content": [{"type": "text", "text": text_of(content)}, *parts] if parts else text_of(content),
             "tool_calls": [{"id": call_id} for call_id in tool_call_ids(message)]}
-    slim.update({member: message[member] for member in ("function_call", "refusal") if message.get(member)})
-    if message.get("audio"):
-        slim["audio"] = True
+    slim.update({member: True for member in SAID_MEMBERS if message.get(member)})  # that it said it is what is read
     return slim
 
 
