@@ -411,3 +411,37 @@ def test_a_question_kept_in_another_form_ties_no_conversation_of_a_shared_openin
     scaffolded = [rec(1, shots + [wrapped("Can I work from home on Fridays?")]), rec(2, shots + [wrapped("What is the parental leave policy?")]),
                   rec(3, shots + [U("What is the parental leave policy?"), A("Sixteen weeks."), wrapped("Can I also work remotely?")])]
     assert grouping(scaffolded) == [[1], [2], [3]]
+
+
+def _booking_call(call_id, arguments):
+    return A(None, tool_calls=[{"id": call_id, "type": "function", "function": {"name": "book_reservation", "arguments": arguments}}])
+
+
+def test_a_call_id_the_model_returns_again_in_the_next_turn_keeps_the_conversation_together():
+    """Recorded gpt-4o traffic (tau-bench's airline trajectories) returns a call id again in
+    the next turn of the same conversation: the request after it holds two results of that
+    id, and goes on from the first, not from the later one found by the id alone."""
+    asked = [S, U("I'd like to book the same flights as my reservation for my friend."), A("Sure. What is your friend's name?"),
+             U("Ivan Smith. Please pay with my certificate.")]
+    priced, booked = _booking_call("call_I5bN", '{"flights": ["HAT097"], "amount": 299}'), _booking_call("call_I5bN", '{"flights": ["HAT097"], "amount": 375}')
+    refused = {"role": "tool", "tool_call_id": "call_I5bN", "content": "Error: payment amount does not add up, total price is 375"}
+    done = {"role": "tool", "tool_call_id": "call_I5bN", "content": '{"reservation_id": "HATHAT", "status": "booked"}'}
+    records = [rec(1, asked[:2], asked[2]), rec(2, asked, priced), rec(3, asked + [priced, refused], booked),
+               rec(4, asked + [priced, refused, booked, done], A("Booked: HATHAT."))]
+    assert grouping(records) == [[1, 2, 3, 4]]
+
+
+def test_a_call_id_another_conversation_used_ties_no_request_to_it(tmp_path):
+    """The same recorded traffic reuses call ids across conversations. A request whose tool
+    result answers a call id another conversation's last request ended on, with another
+    text, is not that conversation cut by keep-last-N (no CTX008 for a first message "cut")."""
+    change = [S, U("I'd like to change my outgoing flight to a nonstop one, reservation HXDUBJ."), _booking_call("call_Y2oi", '{"reservation_id": "HXDUBJ"}'),
+              {"role": "tool", "tool_call_id": "call_Y2oi", "content": '{"reservation_id": "HXDUBJ", "cabin": "economy", "status": "changed"}'}]
+    downgrade = [S, U("Please downgrade all my reservations from business to economy."),
+                 A("The total savings come to $23,553. Updating the first reservation now.", tool_calls=[{"id": "call_Y2oi", "type": "function", "function": {"name": "book_reservation", "arguments": '{"reservation_id": "JG7FMM"}'}}]),
+                 {"role": "tool", "tool_call_id": "call_Y2oi", "content": '{"reservation_id": "JG7FMM", "cabin": "economy", "status": "changed"}'},
+                 _booking_call("call_aKut", '{"reservation_id": "2FBBAH"}'),
+                 {"role": "tool", "tool_call_id": "call_aKut", "content": '{"reservation_id": "2FBBAH", "cabin": "economy", "status": "changed"}'}]
+    assert grouping([rec(1, change, A("Your flight is changed.")), rec(2, downgrade)]) == [[1], [2]]
+    log = write_records(tmp_path / "log.jsonl", [{"request": {"model": "gpt-4o", "messages": messages}} for messages in (change, downgrade)])
+    assert code_lines(json_report(log)) == []

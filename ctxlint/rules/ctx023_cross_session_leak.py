@@ -43,7 +43,11 @@ class CrossSessionLeak(Rule):
     suites, benchmarks, a FAQ question) is not a leak.
     Neither is the model's reply when the log has no responses (the assistant message
     right after what the request kept of the previous one): two sessions' models may
-    make the same tool call.
+    make the same tool call. Without a session key, sessions are told apart by their
+    history, and two runs of one scripted task can go alike for turns (a benchmark's
+    trials at temperature 0): a request that carries the other run's messages where that
+    run put them, with nothing of its own after them, is that history going on, not a
+    leak. One that carries both conversations is still flagged.
 
     ## Why is this bad?
     One user's conversation in another user's context is a privacy incident and a
@@ -74,16 +78,19 @@ class CrossSessionLeak(Rule):
         while newest > start and role_of(messages[newest - 1]) != "assistant":
             newest -= 1
         reply, kept = self._unlogged_reply(ctx), self._kept_in_other_form(ctx)
+        # Sessions told apart by their history alone: where each message stands, so that a
+        # request going on from the very request that said it is not judged a leak
+        at = _place_in(ctx.turn.identities) if not ctx.session.explicit_key else _no_place
         sent = []
         for index in range(start, len(messages)):
             fingerprint = content_fingerprint(messages[index])
             if fingerprint is not None:
                 # said by this session: its newest input, or its model's reply where the log has no responses
                 judged = index < newest and index != reply and index != kept
-                sent.append((index, fingerprint, messages[index] if judged else None, index >= newest or index == reply))
+                sent.append((index, fingerprint, messages[index] if judged else None, index >= newest or index == reply, at(index)))
         response = ctx.turn.response_message
         returned = content_fingerprint(response) if response is not None else None
-        return TurnFacts(ctx.session.id, ctx.turn.number, sent, returned)
+        return TurnFacts(ctx.session.id, ctx.turn.number, sent, returned, at(len(messages)) if returned is not None else 0)
 
     @staticmethod
     def _unlogged_reply(ctx) -> int | None:
@@ -108,29 +115,39 @@ class CrossSessionLeak(Rule):
         session = facts.session
         own = shard.own
         place = None
-        for index, fingerprint, judged, _ in facts.sent:
+        # the last message the session had before: one carried after another session's
+        # message means that message was put into this session's own history
+        had = max((index for index, fingerprint, judged, _, _ in facts.sent if judged is not None and hash((session, fingerprint)) in own), default=-1)
+        for index, fingerprint, judged, _, at in facts.sent:
             # The session's own newest input, or any message of its first request, is never
             # judged; a message it already had is its own.
             if facts.turn > 1 and judged is not None and hash((session, fingerprint)) not in own:
                 place = place or where()
-                shard.suspects.append((rank, place, index, fingerprint, excerpt(text_of(judged.get("content")), 60)))
+                shard.suspects.append((rank, place, index, fingerprint, at if index > had else 0, excerpt(text_of(judged.get("content")), 60)))
         # what the session said first: its newest input, its model's reply (not what it only
         # had in its history, such as few-shot examples many sessions are sent)
-        returned = [facts.returned] if facts.returned else []
-        said = [fingerprint for _, fingerprint, _, its_own in facts.sent if its_own] + returned
-        for fingerprint in [fingerprint for _, fingerprint, _, _ in facts.sent] + returned:  # all it had is its own
+        returned = [(facts.returned, facts.returned_at)] if facts.returned else []
+        said = [(fingerprint, at) for _, fingerprint, _, its_own, at in facts.sent if its_own] + returned
+        for fingerprint in [fingerprint for _, fingerprint, _, _, _ in facts.sent] + [facts.returned] * bool(returned):  # all it had is its own
             own.setdefault(hash((session, fingerprint)), 0)
-        for fingerprint in said:
-            shard.first.setdefault(fingerprint, rank)
+        for fingerprint, at in said:
+            if fingerprint not in shard.first:
+                shard.first.setdefault(fingerprint, rank)
+                if at:
+                    shard.said_at.setdefault(fingerprint, at)
         if said:
             shard.carried_by(rank, session)
 
     def judge_shards(self, shards: list["LeakShard"]) -> Iterable[tuple[Any, Violation]]:
-        for rank, place, index, fingerprint, quoted in sorted((s for shard in shards for s in shard.suspects), key=lambda suspect: suspect[0]):
-            seen = min((r for shard in shards if (r := shard.first.get(fingerprint)) is not None), default=None)
+        for rank, place, index, fingerprint, at, quoted in sorted((s for shard in shards for s in shard.suspects), key=lambda suspect: suspect[0]):
+            seen, said_at = min(((r, shard.said_at.get(fingerprint)) for shard in shards if (r := shard.first.get(fingerprint)) is not None), default=(None, None))
             # A message the session never had, carried by an earlier request: of another
-            # session, since this one had none of it.
-            if seen is not None and seen < rank:
+            # session, since this one had none of it. Unless, where sessions are told apart
+            # by their history alone, it stands where the request that said it put it, after
+            # the same message, with nothing of this session's after it: that request's
+            # conversation going on (two conversations that went alike so far, as runs of
+            # one scripted task do, are not told apart by their history).
+            if seen is not None and seen < rank and not (at and at == said_at):
                 origin = next(session for shard in shards if (session := shard.session_at(seen)) is not None)
                 yield place, Violation(
                     f"message {place.label(index)} was first sent by session {origin}, and this session never had it",
@@ -149,11 +166,12 @@ class LeakShard:
     shard sent to the parent leaves the sessions' fingerprints behind: judging needs only
     the rest."""
 
-    __slots__ = ("own", "first", "ranks", "sessions", "suspects")
+    __slots__ = ("own", "first", "said_at", "ranks", "sessions", "suspects")
 
     def __init__(self) -> None:
         self.own = CompactIntMap()  # hash((session, fingerprint)) -> 0; the hash is this process's, never sent
         self.first = CompactIntMap()  # fingerprint -> rank
+        self.said_at = CompactIntMap()  # fingerprint -> where the first request that said it put it (sessions without a key)
         self.ranks = array("q")
         self.sessions: list[str] = []
         self.suspects: list[tuple[int, Any, int, int, Quoted]] = []
@@ -171,17 +189,29 @@ class LeakShard:
         return self.sessions[at] if at < len(self.ranks) and self.ranks[at] == rank else None
 
     def __getstate__(self) -> tuple:
-        return self.first, self.ranks, self.sessions, self.suspects
+        return self.first, self.said_at, self.ranks, self.sessions, self.suspects
 
     def __setstate__(self, state: tuple) -> None:
         self.own = CompactIntMap()
-        self.first, self.ranks, self.sessions, self.suspects = state
+        self.first, self.said_at, self.ranks, self.sessions, self.suspects = state
 
 
 @dataclass(slots=True)
 class TurnFacts:
     session: str
     turn: int
-    # (message index, fingerprint, the message if it is judged, whether the session said it: its newest input, its unlogged reply)
-    sent: list[tuple[int, int, dict[str, Any] | None, bool]]
+    # (message index, fingerprint, the message if it is judged, whether the session said it:
+    # its newest input, its unlogged reply, where it stands: _place_in)
+    sent: list[tuple[int, int, dict[str, Any] | None, bool, int]]
     returned: int | None  # fingerprint of the logged response
+    returned_at: int  # where the next request puts it
+
+
+def _place_in(identities: list[tuple]) -> Any:
+    """Where a message stands in a request: its index and the message before it, as a
+    nonzero int the same in every process (0: no place kept)."""
+    return lambda index: hash64(index, list(identities[index - 1]) if index else None) or 1
+
+
+def _no_place(index: int) -> int:
+    return 0

@@ -94,10 +94,14 @@ def _key(identity: tuple) -> tuple:
 
 
 def _position(identities: list[tuple], wanted: tuple, last: bool = False) -> int | None:
-    """Where a message (found by _key) first stands in a request, or last."""
-    key = _key(wanted)
+    """Where a message first stands in a request, or last: the message itself, else one
+    found by _key (a tool result whose text was cleared). The message itself first, as a
+    call id may come back in a later call of the same conversation (recorded gpt-4o
+    traffic reuses ids), whose result is not the one wanted."""
     order = range(len(identities) - 1, -1, -1) if last else range(len(identities))
-    return next((j for j in order if _key(identities[j]) == key), None)
+    key = _key(wanted)
+    found = next((j for j in order if identities[j] == wanted), None)
+    return found if found is not None else next((j for j in order if _key(identities[j]) == key), None)
 
 
 def _agreement(candidate: _Open, identities: list[tuple], anchor: tuple | None = None) -> tuple[int, bool]:
@@ -142,8 +146,8 @@ def _cut_at_anchor(candidate: _Open, messages: list, conversation: list[tuple[in
     follows the anchor (a new conversation opens with its question alone), nothing before
     it is a message the candidate sent but its opening exchange, which a trim may keep
     (what else stands there is new: a summary of what was cut), and the anchor is one
-    conversation's own (a tool result, named by
-    its call id, or a user message of some length, not an "ok" many conversations send)."""
+    conversation's own (a tool result or a user message of some length, not an "ok" or an
+    empty result many conversations send)."""
     identities = [identity for _, identity in conversation]
     position = _position(identities, candidate.anchor)
     if position is None:
@@ -153,9 +157,10 @@ def _cut_at_anchor(candidate: _Open, messages: list, conversation: list[tuple[in
     pinned = candidate.history[:candidate.opened + 1]  # its opening and the first reply: what a trim may keep
     if any(identity in candidate.history and identity not in pinned for identity in identities[:position]):
         return False
-    if candidate.anchor[0] == "tool":
-        return True
-    return candidate.anchor[0] == "user" and _distinctive(messages[conversation[position][0]])
+    # the anchor itself, of some length: a tool result found by its call id alone may be
+    # another conversation's (recorded gpt-4o traffic reuses ids across conversations)
+    return (identities[position] == candidate.anchor and candidate.anchor[0] in ("tool", "user")
+            and _distinctive(messages[conversation[position][0]]))
 
 
 def _distinctive(message: dict) -> bool:
