@@ -85,10 +85,12 @@ def align(previous: Turn, following: Turn) -> Transition:
         sources.append(previous.response_identity())
     mapping: list[int | None] = list(range(shared))
     cursor = shared - 1
-    for identity in sources:
+    for at, identity in enumerate(sources):
         found = next((p for p in positions.get(identity, ()) if p > cursor), None)
         if found is None and identity is not None and identity[0] == "tool":
             found = next((p for p in positions.get(identity[:2], ()) if p > cursor), None)
+        if found is not None and found > cursor + 1 and _passes_over_later(sources, at, following.identities, cursor, found):
+            found = None  # the message was cut, and one like it comes later (a tool call id used again)
         mapping.append(found)
         if found is not None:
             cursor = found
@@ -98,6 +100,14 @@ def align(previous: Turn, following: Turn) -> Transition:
         mapping[stored[0]] = stored[1]
     return Transition(tuple(mapping), response_index, new_from, adds_messages=new_from < len(following.identities),
                       edited_at=edited_user_message(previous, following, mapping), stored=stored)
+
+
+def _passes_over_later(sources: list, at: int, identities: list[tuple], cursor: int, found: int) -> bool:
+    """Whether matching source `at` at `found` would pass over a message that a later source
+    is: then the source was left out, and what it matched is a later message like it (a
+    call id the model returned again, found where its new call stands)."""
+    later = set(sources[at + 1:])
+    return any(identities[position] in later for position in range(cursor + 1, found))
 
 
 def stored_user_message(previous: Turn, following: Turn, mapping: list[int | None]) -> tuple[int, int] | None:
