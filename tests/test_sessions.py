@@ -445,3 +445,30 @@ def test_a_call_id_another_conversation_used_ties_no_request_to_it(tmp_path):
     assert grouping([rec(1, change, A("Your flight is changed.")), rec(2, downgrade)]) == [[1], [2]]
     log = write_records(tmp_path / "log.jsonl", [{"request": {"model": "gpt-4o", "messages": messages}} for messages in (change, downgrade)])
     assert code_lines(json_report(log)) == []
+
+
+def test_a_summarized_request_is_not_tied_by_a_last_question_two_conversations_ended_on():
+    """A request that replaced its history by a summary keeps its newest question: it goes
+    on from the conversation that ended on it. When two conversations ended on the same
+    question ("Yes, please proceed with the cancellation."), which one was summarized
+    cannot be told, and neither is taken."""
+    proceed = U("Yes, please proceed with the cancellation.")
+    first = [S, U("Hi, I need to cancel reservation 60RX9E, my trip was called off."), A("Reservation 60RX9E is a basic economy trip from EWR. Shall I cancel it?"), proceed]
+    second = [S, U("Hi, I'd like to cancel my flight IFOYYZ because my plans changed."), A("Reservation IFOYYZ was booked within 24 hours, so it can be cancelled. Go ahead?"), proceed]
+    summary = {"role": "system", "content": "Summary so far: the user asked to cancel reservation 60RX9E; the agent checked it can be cancelled."}
+    summarized = [S, summary, proceed, A(None, tool_calls=[call("c1")]), {"role": "tool", "tool_call_id": "c1", "content": '{"reservation_id": "60RX9E", "status": "cancelled"}'}]
+    assert grouping([rec(1, first[:2]), rec(2, second[:2]), rec(3, first), rec(4, second), rec(5, summarized)]) == [[1, 3], [2, 4], [5]]
+    assert grouping([rec(1, first[:2]), rec(3, first), rec(5, summarized)]) == [[1, 3, 5]]
+
+
+def test_an_empty_tool_result_is_no_agreement_between_conversations():
+    """Call ids drawn from a small pool (recorded gpt-4o traffic) and a `think` tool that
+    returns nothing: two conversations whose last exchange is that call and its empty
+    result agree on nothing by it."""
+    think = A(None, tool_calls=[call("call_think_7")])
+    empty = {"role": "tool", "tool_call_id": "call_think_7", "content": ""}
+    asked = [S, U("I would like to proceed with the booking, but could you use my gift card?")]
+    other = [S, U("Please change my flight to the morning one on May 14."), A("Flight HAT139 leaves at 8am. Change to it?"), U("Yes, change it."), think, empty]
+    summary = {"role": "system", "content": "Summary so far: the user wants to book a round trip from JFK and pay by gift card."}
+    going_on = [S, summary, asked[1], think, empty]
+    assert grouping([rec(1, asked), rec(2, other), rec(3, going_on)]) == [[1, 3], [2]]

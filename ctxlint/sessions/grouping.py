@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ctxlint.chat import CJK_CHARACTER, message_identity, role_of, similar, text_of, tool_call_ids
+from ctxlint.chat import CJK_CHARACTER, message_identity, role_of, short_hash, similar, text_of, tool_call_ids
 from ctxlint.ingest.record import Record
 from ctxlint.ingest.sources import live_path
 from ctxlint.sessions.model import STEERING_ROLES, Session, Turn, make_turn
@@ -104,12 +104,16 @@ def _position(identities: list[tuple], wanted: tuple, last: bool = False) -> int
     return found if found is not None else next((j for j in order if _key(identities[j]) == key), None)
 
 
+_EMPTY_RESULT = (short_hash(""),)  # a tool result that says nothing (a `think` tool's, a void function's)
+
+
 def _agreement(candidate: _Open, identities: list[tuple], anchor: tuple | None = None) -> tuple[int, bool]:
     """(how many, whether all): of the candidate's last messages, walking back from its
     anchor (or another message of its history), how many the request repeats, and whether
     the walk went back to the candidate's first message. A tool result whose text changed
-    (found by its call id) is walked through without counting: a call id alone may be one
-    many conversations use ("functions.search:0", Gemini's calls named by their arguments)."""
+    (found by its call id), or that is empty, is walked through without counting: a call
+    id alone may be one many conversations use ("functions.search:0", Gemini's calls named
+    by their arguments, ids drawn from a small pool in recorded gpt-4o traffic)."""
     anchor = anchor or candidate.anchor
     if anchor is None:
         return 0, False
@@ -126,7 +130,7 @@ def _agreement(candidate: _Open, identities: list[tuple], anchor: tuple | None =
     agreed = 0
     while i >= 0 and j >= 0:
         if history[i] == identities[j] or (history[i][0] == "tool" and _key(history[i]) == _key(identities[j])):
-            agreed += history[i] == identities[j]
+            agreed += history[i] == identities[j] and history[i][2:] != _EMPTY_RESULT
             i -= 1
             j -= 1
         elif history[i][0] == "assistant":
@@ -231,7 +235,8 @@ class ChainInference:
         conversation = probe.conversation_identities()
         identities = [identity for _, identity in conversation]
         candidates = {id(o): o for key in set(map(_key, identities)) for o in self._by_anchor.get(key, ())}.values()
-        best, best_rank = None, (0,)
+        best, best_rank, best_cut = None, (0,), False
+        cut_at_anchor = 0  # candidates tied by their anchor alone, where a cut history starts at it
         prompt, model = (_shared(text, self._texts) for text in (agent_prompt(record.messages), record.model))
         if len(identities) == 1:
             if len(self._openings) >= OPENINGS_COUNTED:
@@ -256,17 +261,23 @@ class ChainInference:
             # request; or the anchor alone where a kept-last-N history (or a summary of what
             # it cut) starts right at it.
             needed = min(2, len(candidate.history) - candidate.history[::-1].index(candidate.anchor))
-            if score == 1 and needed == 2 and _cut_at_anchor(candidate, record.messages, conversation):
+            cut = score == 1 and needed == 2 and _cut_at_anchor(candidate, record.messages, conversation)
+            if cut:
                 needed = 1
             if not (score >= needed or (score and whole)):
                 continue
             if score < 2 and _other_agent(candidate.prompt, candidate.model, prompt, model):
                 continue  # one message in common (an opening many send alike) and another agent's request
+            cut_at_anchor += cut
             # the most messages agreeing; among as many, the one whose reply the request
             # carries, then the one it goes on from furthest along, its own agent's, the latest
             rank = (score, reply is not None and reply in identities, at or 0, same_agent, candidate.last_seen)
             if rank > best_rank:
-                best, best_rank = candidate, rank
+                best, best_rank, best_cut = candidate, rank, cut
+        if best is not None and best_cut and cut_at_anchor > 1:
+            # tied by its anchor alone, which more than one conversation ended on ("Yes, please
+            # proceed."): whose history was cut cannot be told
+            best = None
         # weaker ties, made to the same agent's conversation only: a turn stored as its text, an edit
         if best is None:
             best = self._gone_on_without_exchange(record.messages, conversation, prompt, model)
