@@ -511,14 +511,15 @@ def _quotable(message: dict) -> str | None:
 
 def _about(thread: Thread, record: Record) -> bool:
     """Whether the request is a call about the thread's conversation rather than its next
-    turn: a user message of it quotes, inside a longer text, a message the conversation
-    opened with (a title, summary or tagging call that gets the chat pasted in)."""
-    for message in record.messages:
-        if role_of(message) == "user":
-            text = " ".join(text_of(message.get("content")).split())
-            if any(len(text) > len(quoted) and quoted in text and not text.startswith(quoted) for quoted in thread.opening_texts):
-                return True
-    return False
+    turn: its last message is a user message that quotes, inside a longer text, a message
+    the conversation opened with (a title, summary or tagging call that gets the chat
+    pasted in). A quoting message followed by more of the conversation is a summary put
+    in place of the history, before the user's next message."""
+    message = record.messages[-1] if record.messages else None
+    if message is None or role_of(message) != "user":
+        return False
+    text = " ".join(text_of(message.get("content")).split())
+    return any(len(text) > len(quoted) and quoted in text and not text.startswith(quoted) for quoted in thread.opening_texts)
 
 
 def route(threads: list[Thread], record: Record) -> int | None:
