@@ -8,9 +8,11 @@ from ctxlint.rules import RULES
 from ctxlint.rules.base import Rule, docs_sections
 
 
-RECURS = ("Reported where it starts: an app that stores or assembles history this way does it again at every "
-          "request that adds a turn, so a new instance in the request right after one is that defect going on; "
-          "after a request without any, it is a new defect, reported again.")
+RECURS = ("Reported where it starts: an app that stores or assembles history this way does it again each time it "
+          "stores {kind}, so a new instance is that defect going on until a request stores {kind} right; one after "
+          "that is a new defect, reported again. The tool loop still going (after the request's last user message) "
+          "and the stored history (before it) are told apart: an app may send its tool loop right and store it wrong.")
+STORED_KINDS = {"tool": "a tool result", "user": "a user message", "assistant": "an assistant message", "calls": "a tool-call turn"}
 
 
 def rule_markdown(rule: type[Rule]) -> str:
@@ -22,7 +24,7 @@ def rule_markdown(rule: type[Rule]) -> str:
         "",
     ]
     if rule.recurs:
-        lines += [RECURS, ""]
+        lines += [RECURS.format(kind=" or ".join(STORED_KINDS[role] for role in rule.recurs_on)), ""]
     for title, body in sections.items():
         lines += [f"## {title}", "", body, ""]
     if rule.options:

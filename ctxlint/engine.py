@@ -213,7 +213,11 @@ class SessionCheck:
         self.history_cut = False
         self.thread: Thread | None = None  # what routing the key's next request needs (grouping.route); keyed sessions only
         self.tools_offered: Any = None  # whose tools the session last declared, and earlier agents' (CTX014)
-        self.recurring = 0  # bit per recurring rule (Rule.recurs): its defect showed in the previous request
+        # bit per recurring rule (Rule.recurs) whose defect goes on, in the live turn (after
+        # the request's last user message) and in the stored history (before it): a message
+        # stored right ends the defect of its part only (an app may send its tool loop right
+        # and store it wrong)
+        self.recurring = (0, 0)
 
     @property
     def id(self) -> str:
@@ -320,6 +324,28 @@ class TurnContext:
     @cached_property
     def transition(self) -> Transition | None:
         return align(self.previous, self.turn) if self.previous is not None else None
+
+    @cached_property
+    def first_stored(self) -> list[int]:
+        """Indexes of the messages this request holds as history for the first time (Transition.first_stored)."""
+        if self.transition is None:
+            return list(range(len(self.messages)))
+        return self.transition.first_stored(self.previous.identities, self.turn.identities)
+
+    @cached_property
+    def last_user(self) -> int:
+        return last_user_index(self.messages)
+
+    def in_stored_history(self, index: int | None) -> bool:
+        """Whether message `index` stands before the request's last user message: history the
+        app stored, not the tool loop still going (a finding about no message: the live turn)."""
+        return index is not None and index < self.last_user
+
+    def stores_again(self, rule: Rule, in_stored_history: bool) -> bool:
+        """Whether the request holds for the first time, in the stored history or in the live
+        turn, a message the rule's recurring defect is about."""
+        return any(rule.stores_again(self.messages[index]) for index in self.first_stored
+                   if self.in_stored_history(index) == in_stored_history)
 
     @cached_property
     def profile(self) -> Profile:
@@ -487,7 +513,8 @@ class Engine:
                     tally.judged[rule.code] += 1
             session.pending = 0
         ctx = TurnContext(self, session, turn)
-        judged = recurring = 0
+        judged = 0
+        live, stored = session.recurring
         for rule, bit, asks, warns in self._plan(rules):
             reason = rule.cannot_judge(ctx) if asks else None
             if reason == NO_CHAIN and turn.number == 1:
@@ -501,10 +528,16 @@ class Engine:
             caveat = rule.caveat(ctx) if warns else None
             if caveat:
                 tally.caveats[rule.code][caveat] += 1
-            going_on = rule.recurs and bool(session.recurring & bit)  # its defect of the request before goes on: reported where it started
+            # its defect of the requests before goes on: reported where it started
+            going_on = rule.recurs and bool((live | stored) & bit)
+            shown = [False, False]  # in the live turn, in the stored history
             for violation in rule.check(ctx):
-                if self._report(rule, session, turn, violation, tally, quiet=going_on) and rule.recurs:
-                    recurring |= bit
+                if self._report(rule, session, turn, violation, tally, quiet=going_on):
+                    shown[ctx.in_stored_history(violation.message_index)] = True
+            if rule.recurs:
+                # it goes on in a part where it showed again, or that stored nothing it is about
+                live = live | bit if shown[0] or (live & bit and not ctx.stores_again(rule, False)) else live & ~bit
+                stored = stored | bit if shown[1] or (stored & bit and not ctx.stores_again(rule, True)) else stored & ~bit
         if log is not None:
             judged |= log.check(ctx, tally)
         session.summary.add(self._metrics(ctx))
@@ -515,7 +548,7 @@ class Engine:
             session.cut_off |= {turn.response_identity()}
         session.previous = turn
         session.judged = judged
-        session.recurring = recurring
+        session.recurring = (live, stored)
         session.settings = ctx.settings
 
     def check_record(self, session: SessionCheck, record: Record, tally: Tally, rules: list[Rule], log: "LogCheck | None") -> None:

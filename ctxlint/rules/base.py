@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable
 
+from ctxlint.chat import role_of, tool_calls_of
+
 if TYPE_CHECKING:
     from ctxlint.engine import Place, TurnContext
 
@@ -83,9 +85,17 @@ class Rule:
     needs: ClassVar[tuple[str, ...]] = ()
     # An app's way of storing or assembling history that, once wrong, is wrong again at each
     # request that adds a turn (a reply stored without its reasoning, a result sent as a user
-    # message): one defect, reported where it starts. A new instance on the request right
-    # after one is that defect going on; one after a request without any is a new defect.
+    # message): one defect, reported where it starts. It goes on through the requests that
+    # store no message it is about (recurs_on: roles, "calls" for an assistant message with
+    # tool calls), and ends at one that stores such a message right; a new instance after
+    # that is a new defect.
     recurs: ClassVar[bool] = False
+    recurs_on: ClassVar[tuple[str, ...]] = ()
+
+    def stores_again(self, message: dict[str, Any]) -> bool:
+        """Whether storing this message gives the app the chance to repeat the rule's defect."""
+        role = role_of(message)
+        return role in self.recurs_on or ("calls" in self.recurs_on and role == "assistant" and bool(tool_calls_of(message)))
 
     def cannot_judge(self, ctx: "TurnContext") -> str | None:
         """Why this request cannot be judged by the rule (for the coverage report), or None."""

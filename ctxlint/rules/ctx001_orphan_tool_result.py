@@ -42,6 +42,7 @@ class OrphanToolResult(Rule):
     name = "orphan-tool-result"
     severity = "error"
     recurs = True
+    recurs_on = ("tool",)
     remediation = "Keep the assistant message that carries the matching tool_calls entry immediately before its tool results."
 
     def check(self, ctx) -> Iterable[Violation]:

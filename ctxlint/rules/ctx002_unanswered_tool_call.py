@@ -39,6 +39,7 @@ class UnansweredToolCall(Rule):
     name = "unanswered-tool-call"
     severity = "error"
     recurs = True
+    recurs_on = ("calls",)
     remediation = "Send one tool message per tool_call_id right after the assistant message that made the calls."
 
     def check(self, ctx) -> Iterable[Violation]:

@@ -46,6 +46,7 @@ class ConsecutiveUserMessages(Rule):
     name = "consecutive-user-messages"
     severity = "error"
     recurs = True
+    recurs_on = ("user",)
     remediation = "Keep the assistant reply between user turns, or merge the two user messages into one."
 
     def check(self, ctx) -> Iterable[Violation]:

@@ -67,6 +67,7 @@ class DroppedReasoningContent(Rule):
     name = "dropped-reasoning-content"
     severity = "error"
     recurs = True
+    recurs_on = ("calls",)
     needs = ("thinking_profile", "reasoning")
     remediation = "Store the assistant message whole, as the reply carried it (reasoning_content / reasoning / reasoning_details, thinking blocks, reasoning items, thought signatures), and send it back unchanged."
 

@@ -53,6 +53,7 @@ class ToolResultAsUserMessage(Rule):
     name = "tool-result-as-user-message"
     severity = "error"
     recurs = True
+    recurs_on = ("tool",)
     remediation = "Send each tool's output as a tool message with the tool_call_id of the call it answers."
 
     def check(self, ctx) -> Iterable[Violation]:

@@ -31,6 +31,7 @@ class MissingToolCallId(Rule):
     name = "missing-tool-call-id"
     severity = "error"
     recurs = True
+    recurs_on = ("tool",)
     remediation = "Copy the id of the tool call into the tool message's tool_call_id."
 
     def check(self, ctx) -> Iterable[Violation]:

@@ -43,6 +43,7 @@ class ModifiedReasoningContent(Rule):
     name = "modified-reasoning-content"
     severity = "error"
     recurs = True
+    recurs_on = ("assistant",)
     scope = "session"
     needs = ("thinking_profile", "chain", "reasoning")
     remediation = "Pass reasoning back exactly as the response carried it; do not strip, trim or re-join it."

@@ -64,6 +64,7 @@ class DroppedAssistantTurn(Rule):
     name = "dropped-assistant-turn"
     severity = "error"
     recurs = True
+    recurs_on = ("assistant",)
     needs = ("chain", "previous_response")
     scope = "session"
     remediation = "Append every assistant response to the history as received (empty content and tool_calls included)."

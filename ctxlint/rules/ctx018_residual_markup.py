@@ -55,6 +55,7 @@ class ResidualMarkup(Rule):
     name = "residual-markup"
     severity = "error"
     recurs = True
+    recurs_on = ("assistant",)
     remediation = "Store the parsed assistant message (content, tool_calls), never raw stream or template text."
 
     def check(self, ctx) -> Iterable[Violation]:

@@ -29,6 +29,7 @@ class ConsecutiveAssistantMessages(Rule):
     name = "consecutive-assistant-messages"
     severity = "warning"
     recurs = True
+    recurs_on = ("calls",)  # stored without their results, tool-call turns end up next to the reply
     remediation = "Store each model reply as one assistant message (content and tool_calls together)."
 
     def check(self, ctx) -> Iterable[Violation]:

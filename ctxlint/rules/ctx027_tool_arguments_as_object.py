@@ -33,6 +33,7 @@ class ToolArgumentsAsObject(Rule):
     name = "tool-arguments-as-object"
     severity = "warning"
     recurs = True
+    recurs_on = ("calls",)
     remediation = "Send function.arguments back as the JSON string the response carried, not as a parsed object."
 
     def check(self, ctx) -> Iterable[Violation]:

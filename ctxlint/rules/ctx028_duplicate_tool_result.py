@@ -37,6 +37,7 @@ class DuplicateToolResult(Rule):
     name = "duplicate-tool-result"
     severity = "error"
     recurs = True
+    recurs_on = ("tool",)
     remediation = "Append exactly one tool message per tool call id: replace a failed attempt's result instead of adding another."
 
     def check(self, ctx) -> Iterable[Violation]:

@@ -47,6 +47,18 @@ class Transition:
         own) that the next request left out; not its system prompt, which apps refresh."""
         return [i for i in range(self._sent) if self.mapping[i] is None and identities[i][0] not in STEERING_ROLES]
 
+    def first_stored(self, previous: list[tuple], identities: list[tuple]) -> list[int]:
+        """Indexes of the messages the next request (`identities`) holds as stored history
+        for the first time: the previous request's (`previous`) newest input and its logged
+        reply, carried on, and whatever stands before the next request's newest input that
+        the previous request did not send (a message stored in another form)."""
+        carried = [self.mapping[i] for i in range(_newest_input(previous), self._sent)]
+        carried.append(self.response_position)
+        mapped = set(self.mapping)
+        stored = {index for index in carried if index is not None}
+        stored.update(index for index in range(_newest_input(identities)) if index not in mapped)
+        return sorted(stored)
+
     def put_in(self, messages: list) -> list[int]:
         """Indexes of the messages the next request put into its history rather than
         carried or appended: not the previous request's, and before a carried message, or
@@ -62,6 +74,11 @@ class Transition:
     def is_repeat(self) -> bool:
         """The next request adds nothing after the previous one: a resend or retry."""
         return self.response_index is not None and self.response_position is None and not self.adds_messages
+
+
+def _newest_input(identities: list[tuple]) -> int:
+    """Where a request's newest input starts: right after its last assistant message."""
+    return next((index + 1 for index in range(len(identities) - 1, -1, -1) if identities[index][0] == "assistant"), 0)
 
 
 def align(previous: Turn, following: Turn) -> Transition:
