@@ -533,7 +533,7 @@ class Engine:
             shown = [False, False]  # in the live turn, in the stored history
             for violation in rule.check(ctx):
                 if self._report(rule, session, turn, violation, tally, quiet=going_on):
-                    shown[ctx.in_stored_history(violation.message_index)] = True
+                    shown[ctx.in_stored_history(violation.message_index if violation.stands_at is None else violation.stands_at)] = True
             if rule.recurs:
                 # it goes on in a part where it showed again, or that stored nothing it is about
                 live = live | bit if shown[0] or (live & bit and not ctx.stores_again(rule, False)) else live & ~bit

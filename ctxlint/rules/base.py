@@ -37,6 +37,10 @@ class Violation:
     # a severity below the rule's default, for a class of cases the rule's docs name; a
     # severity the user configured for the rule wins over both
     severity: str | None = None
+    # where in the request the defect stands, when not at message_index: a message missing
+    # or two that should not be adjacent stand after the message before (a recurring
+    # defect goes on in the part of the request it stands in: TurnContext.in_stored_history)
+    stands_at: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

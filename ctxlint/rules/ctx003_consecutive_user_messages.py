@@ -76,7 +76,7 @@ class ConsecutiveUserMessages(Rule):
                 yield Violation(
                     f"messages {ctx.label(index - 1)} and {ctx.label(index)} are both user messages",
                     key=(short_hash(first), short_hash(second)),
-                    message_index=index, pointer=f"/messages/{index}",
+                    message_index=index, pointer=f"/messages/{index}", stands_at=index - 1,
                     evidence={"previous": excerpt(first, 60), "this": excerpt(second, 60)},
                 )
 

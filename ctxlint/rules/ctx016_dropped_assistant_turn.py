@@ -114,7 +114,7 @@ class DroppedAssistantTurn(Rule):
             return  # folded with the history before it into a summary the request carries (CTX008 judges the summary)
         yield Violation(
             f"the assistant turn that turn {previous.number} returned ({'tool calls ' + ', '.join(ids) if ids else 'text'}) is missing from this request",
-            key=("dropped", previous.number), tool_call_id=ids[0] if ids else None,
+            key=("dropped", previous.number), tool_call_id=ids[0] if ids else None, stands_at=slot - 1 if slot else None,
             evidence={"returned_in_line": previous.record.line, "returned_in_turn": previous.number, "content": excerpt(text_of(dropped.get("content")), 60)},
         )
 
@@ -141,7 +141,7 @@ class DroppedAssistantTurn(Rule):
         if slot < len(ctx.messages) and role_of(ctx.messages[slot]) == "user":
             yield Violation(
                 f"the model's reply to the tool results that ended turn {previous.number} is missing: message {ctx.label(slot)} is the user's next message",
-                key=("dropped", previous.number), message_index=slot, pointer=f"/messages/{slot}",
+                key=("dropped", previous.number), message_index=slot, pointer=f"/messages/{slot}", stands_at=slot - 1,
                 evidence={"previous_line": previous.record.line},
             )
 
