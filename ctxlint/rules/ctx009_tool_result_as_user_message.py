@@ -64,5 +64,5 @@ class ToolResultAsUserMessage(Rule):
                 ids = tool_call_ids(message)
                 yield Violation(
                     f"the calls of assistant message {ctx.label(index)} ({', '.join(ids)}) are answered by a user message, not tool messages",
-                    key=tuple(ids), message_index=index + 1, tool_call_id=ids[0], pointer=f"/messages/{index + 1}",
+                    key=tuple(ids), message_index=index + 1, tool_call_id=ids[0], pointer=f"/messages/{index + 1}", stands_at=index,
                 )

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import compacted, excerpt, role_of, says_nothing, text_of, tool_call_ids
+from ctxlint.chat import comparable_text, compacted, excerpt, role_of, says_nothing, text_of, tool_call_ids
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates
 from ctxlint.sessions.history import Transition
@@ -107,6 +107,8 @@ class DroppedAssistantTurn(Rule):
         if says_nothing(dropped):
             return  # a filtered or empty reply: nothing to keep
         ids = tool_call_ids(dropped)
+        if not ids and kept and _says(ctx.messages[kept[-1]], dropped) and not _says(previous.messages[transition.mapping.index(kept[-1])], dropped):
+            return  # its text joined the assistant message before it (Responses API items read as one message)
         if not kept and _opens_with_results_of(ctx.messages, ids):
             return  # cut away with all before it, its results left at the head: trimming (CTX001, CTX008)
         if not ids and transition.cut and any(restates(text_of(ctx.messages[index].get("content")), [text_of(dropped.get("content"))])
@@ -144,6 +146,11 @@ class DroppedAssistantTurn(Rule):
                 key=("dropped", previous.number), message_index=slot, pointer=f"/messages/{slot}", stands_at=slot - 1,
                 evidence={"previous_line": previous.record.line},
             )
+
+
+def _says(message: dict, reply: dict) -> bool:
+    """Whether an assistant message carries the reply's text (besides tool calls of its own)."""
+    return role_of(message) == "assistant" and comparable_text(text_of(message.get("content"))) == comparable_text(text_of(reply.get("content")))
 
 
 def _ended_with_tool_results(turn) -> bool:

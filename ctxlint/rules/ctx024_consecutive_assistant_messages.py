@@ -39,7 +39,7 @@ class ConsecutiveAssistantMessages(Rule):
                     and not _hands_back(ctx.messages[index]):
                 yield Violation(
                     f"messages {ctx.label(index - 1)} and {ctx.label(index)} are both assistant messages",
-                    key=(ctx.turn.identities[index - 1], ctx.turn.identities[index]), message_index=index, pointer=f"/messages/{index}",
+                    key=(ctx.turn.identities[index - 1], ctx.turn.identities[index]), message_index=index, pointer=f"/messages/{index}", stands_at=index - 1,
                 )
 
 
