@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ctxlint.chat import compacted as provider_compacted, role_of, text_of
+
 if TYPE_CHECKING:
     from ctxlint.ingest.record import Record
 
@@ -176,6 +178,27 @@ def sealed_only(profile: Profile, request: dict[str, Any]) -> bool:
     Responses request that stores nothing (`store: false`) links no call to a stored
     reasoning item, and an item without its encrypted content cannot be sent back."""
     return bool(profile.passback) and profile.passback <= {"item_linked_tool_calls"} and request.get("store") is False
+
+
+@lru_cache(maxsize=1)
+def _client_compaction_openings() -> tuple[str, ...]:
+    return tuple(" ".join(entry["opens_with"].split()) for entry in _table()["client_compaction"])
+
+
+def client_summary(message: dict[str, Any]) -> bool:
+    """Whether a message is the summary a coding agent put in place of the history when it
+    compacted the conversation itself (Claude Code, Codex CLI): its text opens with the
+    line that agent's summary opens with."""
+    text = " ".join(text_of(message.get("content"))[:400].split())
+    return text.startswith(_client_compaction_openings())
+
+
+def compacted(messages: list[dict[str, Any]]) -> bool:
+    """Whether the request carries a history compacted by the provider (chat.compacted) or
+    by the coding agent that sends it (client_summary): what came before the summary is in
+    it, and the app may leave it out."""
+    return provider_compacted(messages) or any(role_of(message) in ("user", "system", "developer") and client_summary(message)
+                                                for message in messages[:3])
 
 
 def source_text(source_id: str) -> str:

@@ -4,7 +4,8 @@ import re
 from functools import lru_cache
 from typing import Iterable
 
-from ctxlint.chat import CJK_RUN, compacted, excerpt, greeting_only, message_identity, role_of, text_of
+from ctxlint.chat import CJK_RUN, excerpt, greeting_only, message_identity, role_of, text_of
+from ctxlint.profiles.lookup import compacted
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx014_undeclared_tool import declared_tool_names
 from ctxlint.sessions.model import STEERING_ROLES, opening_kind
@@ -135,16 +136,19 @@ def _rewritten(ctx, original_text: str) -> bool:
     return False
 
 
-def _handed_over(ctx) -> bool:
+def _handed_over(ctx, original_text: str) -> bool:
     """The system prompt was replaced, not trimmed away: this request carries every message
-    of the conversation the previous one had, and either another system prompt or, with
-    none, other tools (another agent's configuration, as frameworks hand a run over)."""
+    of the conversation the previous one had, and either another system prompt (one that
+    says something the first did not: not the first cut short) or, with none, other tools
+    (another agent's configuration, as frameworks hand a run over)."""
     previous = ctx.previous
     mapping = ctx.transition.mapping
     if any(mapping[index] is None for index, identity in enumerate(previous.identities) if identity[0] not in STEERING_ROLES):
         return False  # the history was trimmed too
-    if any(role_of(message) in STEERING_ROLES for message in ctx.messages):
-        return True
+    prompts = [text_of(message.get("content")) for message in ctx.messages if role_of(message) in STEERING_ROLES]
+    if prompts:
+        first = constraint_lines(original_text, "system")
+        return any(constraint_lines(prompt, "system") - first for prompt in prompts)
     return declared_tool_names(previous.record.request) != declared_tool_names(ctx.request)
 
 
@@ -186,8 +190,12 @@ class LostFirstTurnConstraint(Rule):
     turn, trimmed history or not). The prompt that took over, or the rewritten one, is
     then what must be kept; a prompt cut short, with nothing new, is a loss. Once the
     provider compacts the conversation (Anthropic's `compaction` block, a Responses API
-    `compaction` item), its summary stands for the messages that came before, and the
-    app may leave them out; the system prompt is not compacted, and must still be sent.
+    `compaction` item), or a coding agent that compacts it itself (Claude Code, Codex CLI:
+    a summary message that opens with the agent's continuation line, listed in the model
+    profiles), that summary stands for the messages that came before, and the app may
+    leave them out; the system prompt is not compacted, and must still be sent. A system
+    prompt cut short while the whole conversation is carried is a loss too: another
+    agent taking the run over sends a prompt that says something new.
 
     ## Why is this bad?
     The first system and user messages hold the user's constraints: the persona, the
@@ -234,7 +242,7 @@ class LostFirstTurnConstraint(Rule):
                 del ctx.session.opening[key]
                 continue  # the provider compacted the conversation: its summary stands for what came before
             subject = f"the session's first {role_of(original)} message"
-            if key == "system" and (_handed_over(ctx) or _rewritten(ctx, original_text)):
+            if key == "system" and (_handed_over(ctx, original_text) or _rewritten(ctx, original_text)):
                 self._take_over(ctx)
                 continue  # another agent's prompt, or none, over the same conversation (a handoff), or the prompt rewritten
             transition = ctx.transition

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import comparable_text, compacted, excerpt, role_of, says_nothing, text_of, tool_call_ids
+from ctxlint.chat import comparable_text, excerpt, role_of, says_nothing, text_of, tool_call_ids
+from ctxlint.profiles.lookup import compacted
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates
 from ctxlint.sessions.history import Transition
@@ -29,7 +30,8 @@ class DroppedAssistantTurn(Rule):
     a history trimmed at its head inside a tool exchange, which CTX001 (the results left
     without their call) and CTX008 (the first messages lost) report. Nor is a request
     that carries a history the provider compacted (Anthropic's `compaction` block, a
-    Responses API `compaction` item): what came before it is in the provider's summary.
+    Responses API `compaction` item) or the coding agent compacted (Claude Code's or
+    Codex CLI's summary message): what came before it is in the summary.
     Nor is a text reply folded, with the history before it, into a summary the request
     puts in place of what it cut (one that restates the reply's words): CTX008 judges
     what the summary kept.
