@@ -361,6 +361,11 @@ class TurnContext:
         return thinking_enabled(self.request, self.profile)
 
     @cached_property
+    def counting_error(self) -> float:
+        """How far the prompt's token count can be off (TokenCount.counting_error_of)."""
+        return self.tokens.counting_error_of(self.messages, self.profile.tokens_per_cjk_character)
+
+    @cached_property
     def tokens(self) -> TokenCount:
         response = self.turn.record.response
         server = prompt_tokens(response.usage) if response is not None else None

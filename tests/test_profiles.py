@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import orjson
 import pytest
 
+from conftest import FIXTURES
 from ctxlint.profiles.lookup import ProfileBook
+from helpers import json_report, write_records
 
 
 @pytest.mark.parametrize("name, profile, window", [
@@ -45,3 +48,25 @@ def test_a_window_from_models_dev_is_the_makers_else_the_largest_a_host_serves()
 def test_unknown_names_stay_unknown():
     for name in ("ep-20250101123456-abcde", "my-company-bot", ""):
         assert not ProfileBook().lookup(name).known
+
+
+def test_an_offline_count_of_cjk_text_is_as_far_off_as_the_models_tokenizer_is_frugal(tmp_path):
+    """10,550 Chinese characters against an 8K window, no usage logged: cl100k_base counts
+    11,198 tokens. Qwen documents a token a Han character, so the count stands (over the
+    window); DeepSeek documents 0.6, so the prompt may fit (CTX007, not CTX006); English
+    text keeps the counter's 15%."""
+    from ctxlint.tokens.counter import TokenCount
+
+    chinese = [{"role": "user", "content": "请整理会议纪要中的行动项。" * 10}]
+    count = TokenCount(100, "tiktoken:cl100k_base (approximation)")
+    assert count.counting_error_of(chinese, 1.0) == count.counting_error == 0.15
+    assert round(count.counting_error_of(chinese, 0.6), 2) == 0.8
+    assert round(count.counting_error_of(chinese, None), 2) == 0.8  # undocumented: as frugal as the most frugal known
+    assert count.counting_error_of([{"role": "user", "content": "Summarize the meeting notes."}], None) == 0.15
+    assert TokenCount(100, "server").counting_error_of(chinese, 0.6) == 0.0
+    case = FIXTURES / "rules" / "CTX006" / "pass_chinese_prompt_over_the_window_by_cl100k_only.jsonl"
+    line = orjson.loads(case.read_bytes().splitlines()[0])
+    for model, code in (("qwen-turbo", "CTX006"), ("deepseek-chat", "CTX007")):
+        line["request"]["model"] = model
+        log = write_records(tmp_path / f"{model}.jsonl", [line])
+        assert [f["code"] for f in json_report(log, "--context-window", "8192")["findings"]] == [code]

@@ -40,6 +40,7 @@ class Profile:
     mid_conversation_system: bool = False  # documents system messages after the conversation started
     rejects: tuple[tuple[str, Any], ...] = ()
     passback: frozenset[str] = field(default_factory=frozenset)
+    tokens_per_cjk_character: float | None = None  # as the maker documents its tokenizer
     sources: tuple[str, ...] = ()
 
     @property
@@ -145,6 +146,7 @@ class ProfileBook:
             mid_conversation_system=bool(entry.get("mid_conversation_system")) if entry else False,
             rejects=tuple((r["path"], r["value"]) for r in entry.get("rejects", ())) if entry else (),
             passback=frozenset(entry.get("passback", ())) if entry else frozenset(),
+            tokens_per_cjk_character=entry.get("tokens_per_cjk_character") if entry else None,
             sources=tuple(entry.get("sources", ())) if entry else (("models-dev",) if window else ()),
         )
         return self._with_override(profile, target)

@@ -21,6 +21,13 @@ TOKENS_PER_REPLY = 3
 # other vocabularies (GLM, Qwen and DeepSeek spend fewer tokens on Chinese, o200k_base on
 # most languages), the character estimate against any.
 COUNTING_ERROR = {"approximation": 0.15, "estimate": 0.30}
+# On Chinese, Japanese and Korean text an offline count can be further off: cl100k_base
+# spends about 1.08 tokens on a Han character (measured on Chinese prose), the character
+# estimate 1, where a model's own tokenizer may spend 0.6 (DeepSeek's, as documented). A
+# model's profile says how many its tokenizer spends, when its maker documents it; for
+# other models the count of such text can be as far off as for the most frugal one known.
+OFFLINE_TOKENS_PER_CJK_CHARACTER = {"approximation": 1.08, "estimate": 1.0}
+FRUGAL_TOKENS_PER_CJK_CHARACTER = 0.6
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,9 +45,24 @@ class TokenCount:
             return 0.0
         return COUNTING_ERROR["estimate" if self.counter == "estimate" else "approximation"]
 
-    def over(self, window: int) -> bool:
-        """Past the window even if the count is off by as much as its counter can be."""
-        return self.tokens > window * (1 + self.counting_error)
+    def over(self, window: int, error: float | None = None) -> bool:
+        """Past the window even if the count is off by as much as its counter can be (or by
+        `error`, the share a count of this text can be off: counting_error_of)."""
+        return self.tokens > window * (1 + (self.counting_error if error is None else error))
+
+    def counting_error_of(self, messages: list[dict[str, Any]], tokens_per_cjk_character: float | None) -> float:
+        """How far this count of these messages can be off for a model whose tokenizer
+        spends `tokens_per_cjk_character` on a CJK character (None: not documented): on
+        the share of the count that is CJK text, by as much as the two rates differ."""
+        if self.exact or not self.tokens:
+            return self.counting_error
+        kind = "estimate" if self.counter == "estimate" else "approximation"
+        cjk_error = OFFLINE_TOKENS_PER_CJK_CHARACTER[kind] / (tokens_per_cjk_character or FRUGAL_TOKENS_PER_CJK_CHARACTER) - 1
+        if cjk_error <= self.counting_error:
+            return self.counting_error
+        cjk = sum(len(CJK_CHARACTER.findall(message_text(message))) for message in messages)
+        share = min(1.0, cjk * OFFLINE_TOKENS_PER_CJK_CHARACTER[kind] / self.tokens)
+        return self.counting_error * (1 - share) + cjk_error * share
 
 
 def estimate_tokens(text: str) -> int:
