@@ -365,6 +365,11 @@ class TurnContext:
         """How far the prompt's token count can be off (TokenCount.counting_error_of)."""
         return self.tokens.counting_error_of(self.messages, self.profile.tokens_per_cjk_character)
 
+    def past_window(self, window: int) -> bool:
+        """Whether the prompt is past the window even if its count is off by as much as it
+        can be (the counter's own error tested first: most prompts are far from the window)."""
+        return self.tokens.over(window) and self.tokens.over(window, self.counting_error)
+
     @cached_property
     def tokens(self) -> TokenCount:
         response = self.turn.record.response
@@ -538,7 +543,7 @@ class Engine:
             shown = [False, False]  # in the live turn, in the stored history
             for violation in rule.check(ctx):
                 if self._report(rule, session, turn, violation, tally, quiet=going_on):
-                    shown[ctx.in_stored_history(violation.message_index if violation.stands_at is None else violation.stands_at)] = True
+                    shown[ctx.in_stored_history(violation.standing)] = True
             if rule.recurs:
                 # it goes on in a part where it showed again, or that stored nothing it is about
                 live = live | bit if shown[0] or (live & bit and not ctx.stores_again(rule, False)) else live & ~bit

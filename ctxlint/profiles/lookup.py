@@ -199,6 +199,7 @@ def compacted(messages: list[dict[str, Any]]) -> bool:
     """Whether the request carries a history compacted by the provider (chat.compacted) or
     by the coding agent that sends it (client_summary): what came before the summary is in
     it, and the app may leave it out."""
+    # the agent's summary opens the history it stands for: after the system prompt at most
     return provider_compacted(messages) or any(role_of(message) in ("user", "system", "developer") and client_summary(message)
                                                 for message in messages[:3])
 

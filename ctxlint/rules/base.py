@@ -42,6 +42,11 @@ class Violation:
     # defect goes on in the part of the request it stands in: TurnContext.in_stored_history)
     stands_at: int | None = None
 
+    @property
+    def standing(self) -> int | None:
+        """Where in the request the defect stands: stands_at, else the message it is about."""
+        return self.message_index if self.stands_at is None else self.stands_at
+
 
 @dataclass(frozen=True, slots=True)
 class Finding:

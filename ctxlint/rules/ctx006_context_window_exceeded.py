@@ -77,7 +77,7 @@ class ContextWindowExceeded(Rule):
         provider_said = context_length_error(ctx)
         window = ctx.profile.context_window
         tokens = ctx.tokens
-        if window is not None and tokens.over(window) and tokens.over(window, ctx.counting_error) and not _served(ctx):
+        if window is not None and ctx.past_window(window) and not _served(ctx):
             yield Violation(
                 f"prompt is {tokens.tokens:,} tokens ({tokens.counter}), over the {window:,}-token window of {ctx.profile.id}",
                 key="exceeded",

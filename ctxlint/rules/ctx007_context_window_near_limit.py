@@ -36,7 +36,7 @@ class ContextWindowNearLimit(Rule):
         window = ctx.profile.context_window
         tokens = ctx.tokens
         ratio = ctx.option(self, "ratio")
-        if window * ratio <= tokens.tokens and not (tokens.over(window) and tokens.over(window, ctx.counting_error)):
+        if window * ratio <= tokens.tokens and not ctx.past_window(window):
             may_not_fit = f": it may not fit (the count can be off by {ctx.counting_error:.0%})" if tokens.tokens > window else ""
             yield Violation(
                 f"prompt is {tokens.tokens:,} tokens ({tokens.counter}), {tokens.tokens / window:.0%} of the {window:,}-token window of {ctx.profile.id}{may_not_fit}",

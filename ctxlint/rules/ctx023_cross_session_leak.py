@@ -128,7 +128,7 @@ class CrossSessionLeak(Rule):
         # had in its history, such as few-shot examples many sessions are sent)
         returned = [(facts.returned, facts.returned_at)] if facts.returned else []
         said = [(fingerprint, at) for _, fingerprint, _, its_own, at in facts.sent if its_own] + returned
-        for fingerprint in [fingerprint for _, fingerprint, _, _, _ in facts.sent] + [facts.returned] * bool(returned):  # all it had is its own
+        for fingerprint in [fingerprint for _, fingerprint, _, _, _ in facts.sent] + [fingerprint for fingerprint, _ in returned]:  # all it had is its own
             own.setdefault(hash((session, fingerprint)), 0)
         for fingerprint, at in said:
             if fingerprint not in shard.first:
