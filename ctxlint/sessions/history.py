@@ -79,14 +79,9 @@ class Transition:
 def _newest_input(identities: list[tuple]) -> int:
     """Where a request's newest input starts: right after its last assistant message, or at
     its last user message when that comes later (a history that lost its replies)."""
-    last = {"assistant": -1, "user": -1}
-    for index in range(len(identities) - 1, -1, -1):
-        role = identities[index][0]
-        if role in last and last[role] < 0:
-            last[role] = index
-            if last["assistant"] >= 0:
-                break
-    return max(last["assistant"] + 1, last["user"], 0)
+    def last(role: str) -> int:
+        return next((index for index in range(len(identities) - 1, -1, -1) if identities[index][0] == role), -1)
+    return max(last("assistant") + 1, last("user"), 0)
 
 
 def align(previous: Turn, following: Turn) -> Transition:

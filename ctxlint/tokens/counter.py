@@ -40,10 +40,15 @@ class TokenCount:
         return self.counter == "server" or (self.counter.startswith("tiktoken:") and "approx" not in self.counter)
 
     @property
+    def _kind(self) -> str:
+        """What an offline count is: the character estimate, or a tokenizer standing in."""
+        return "estimate" if self.counter == "estimate" else "approximation"
+
+    @property
     def counting_error(self) -> float:
         if self.exact:
             return 0.0
-        return COUNTING_ERROR["estimate" if self.counter == "estimate" else "approximation"]
+        return COUNTING_ERROR[self._kind]
 
     def over(self, window: int, error: float | None = None) -> bool:
         """Past the window even if the count is off by as much as its counter can be (or by
@@ -56,12 +61,12 @@ class TokenCount:
         the share of the count that is CJK text, by as much as the two rates differ."""
         if self.exact or not self.tokens:
             return self.counting_error
-        kind = "estimate" if self.counter == "estimate" else "approximation"
-        cjk_error = OFFLINE_TOKENS_PER_CJK_CHARACTER[kind] / (tokens_per_cjk_character or FRUGAL_TOKENS_PER_CJK_CHARACTER) - 1
+        offline_rate = OFFLINE_TOKENS_PER_CJK_CHARACTER[self._kind]
+        cjk_error = offline_rate / (tokens_per_cjk_character or FRUGAL_TOKENS_PER_CJK_CHARACTER) - 1
         if cjk_error <= self.counting_error:
             return self.counting_error
         cjk = sum(len(CJK_CHARACTER.findall(message_text(message))) for message in messages)
-        share = min(1.0, cjk * OFFLINE_TOKENS_PER_CJK_CHARACTER[kind] / self.tokens)
+        share = min(1.0, cjk * offline_rate / self.tokens)
         return self.counting_error * (1 - share) + cjk_error * share
 
 
