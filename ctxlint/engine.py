@@ -76,8 +76,10 @@ class ReasoningLedger:
             self._seen[identity] = origin
 
 
-def thinking_enabled(request: dict[str, Any], profile: Profile) -> bool | None:
-    """Whether the request runs the model in thinking mode: True, False, or None (unknown)."""
+def thinking_enabled(request: dict[str, Any], profile: Profile, replied_with_reasoning: bool = False) -> bool | None:
+    """Whether the request runs the model in thinking mode: True, False, or None (unknown).
+    Where the request does not say, a logged reply that carries reasoning says it thought
+    (a host may switch thinking on by default where the maker's API does not)."""
     if profile.thinking_mode == "always":
         return True
     if profile.thinking_mode == "never":
@@ -99,6 +101,8 @@ def thinking_enabled(request: dict[str, Any], profile: Profile) -> bool | None:
             return switch
     if request.get("reasoning_effort") == "none":
         return False
+    if replied_with_reasoning:
+        return True
     if profile.thinking_mode == "toggle":
         return profile.thinking_default
     return None
@@ -358,7 +362,8 @@ class TurnContext:
 
     @cached_property
     def thinking(self) -> bool | None:
-        return thinking_enabled(self.request, self.profile)
+        reply = self.turn.response_message
+        return thinking_enabled(self.request, self.profile, reply is not None and any(returned_reasoning(reply)))
 
     @cached_property
     def counting_error(self) -> float:

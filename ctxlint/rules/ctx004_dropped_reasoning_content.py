@@ -21,7 +21,10 @@ class DroppedReasoningContent(Rule):
     profile says that reasoning must be passed back. What the model returned is known
     from the logged response or from an earlier request's copy of the message. Without
     either, a tool-call turn of a model that is thinking in this request and requires
-    pass-back is flagged when it carries no reasoning at all. One copy of a reply's
+    pass-back is flagged when it carries no reasoning at all. Whether a request is thinking
+    comes from its switch (`thinking`, `enable_thinking`, a chat template's), else from its
+    logged reply (one that carries reasoning was thought: hosts switch thinking on by
+    default where the maker's API does not), else from the profile. One copy of a reply's
     reasoning coming back is enough, unless the reply carried a sealed one (signed
     thinking blocks, an encrypted item, thought signatures): the provider verifies that
     one, so a readable copy alone (`reasoning_content`, a `reasoning` string) is flagged.
