@@ -547,7 +547,9 @@ class Engine:
             going_on = rule.recurs and bool((live | stored) & bit)
             shown = [False, False]  # in the live turn, in the stored history
             for violation in rule.check(ctx):
-                if self._report(rule, session, turn, violation, tally, quiet=going_on):
+                # shown again: a new instance, or one this request stores for the first time
+                # (a result named as another was, stored without its call again)
+                if self._report(rule, session, turn, violation, tally, quiet=going_on) or (rule.recurs and violation.standing in ctx.first_stored):
                     shown[ctx.in_stored_history(violation.standing)] = True
             if rule.recurs:
                 # it goes on in a part where it showed again, or that stored nothing it is about
