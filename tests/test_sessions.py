@@ -472,3 +472,21 @@ def test_an_empty_tool_result_is_no_agreement_between_conversations():
     summary = {"role": "system", "content": "Summary so far: the user wants to book a round trip from JFK and pay by gift card."}
     going_on = [S, summary, asked[1], think, empty]
     assert grouping([rec(1, asked), rec(2, other), rec(3, going_on)]) == [[1, 3], [2]]
+
+
+def test_a_turn_whose_tool_results_were_stored_otherwise_goes_on_in_its_conversation():
+    """Without a key, an app that sends its tool loop right and stores the loop's results as
+    user messages, or leaves them out (CTX009, CTX002 report it): the next request repeats
+    the history up to the question, then carries the reply the loop ended with, and goes on
+    in that conversation; another conversation that asked the same and got another reply
+    does not take it."""
+    asked = [S, U("Where is my order 5521? It was due on Monday.")]
+    lookup, looked_up = A(None, tool_calls=[call("call_Qm2x")]), A(None, tool_calls=[call("call_Zr8p")])
+    result = {"role": "tool", "tool_call_id": "call_Qm2x", "content": '{"status": "in transit", "eta": "Thursday"}'}
+    missing = {"role": "tool", "tool_call_id": "call_Zr8p", "content": '{"error": "no such order"}'}
+    answer = A("Order 5521 is in transit and should arrive on Thursday.")
+    other = A("I can't find an order 5521 under your account; could you check the number?")
+    for stored in ([lookup, U(result["content"])], [lookup]):
+        records = [rec(1, asked, lookup), rec(2, asked, looked_up), rec(3, asked + [lookup, result], answer), rec(4, asked + [looked_up, missing], other),
+                   rec(5, asked + stored + [answer, U("Can I change the delivery address?")])]
+        assert grouping(records) == [[1, 3, 5], [2, 4]]

@@ -289,6 +289,8 @@ class ChainInference:
                          if not o.resent and _same_agent(o.prompt, o.model, prompt, model) and o.edited_by(identities, asked)), None)
         if best is None:
             best = self._kept_in_other_form(record.messages, conversation, prompt, model)
+        if best is None:
+            best = self._exchange_stored_otherwise(record.messages, conversation, prompt, model)
         started = best is None
         if best is None:
             best = _Open(f"{record.file}:{record.line}", opened=len(identities))
@@ -382,6 +384,29 @@ class ChainInference:
                 sent = candidate.sent
                 if (sent - 1 == slot or not slot) and candidate.history[sent - 1][0] == "user" and candidate.history[sent - 1] != identities[slot] \
                         and candidate.history[:slot] == identities[:slot] and not _other_agent(candidate.prompt, candidate.model, prompt, model):
+                    found[id(candidate)] = candidate
+        return next(iter(found.values())) if len(found) == 1 else None
+
+    def _exchange_stored_otherwise(self, messages: list, conversation: list[tuple[int, tuple]], prompt: str | None, model: str | None) -> _Open | None:
+        """The open conversation whose last request ended in a tool exchange, when this
+        request repeats its history up to the user message that opened the exchange, then
+        carries the reply that request got, more following: the exchange was stored in
+        another form between them (its results as user messages, or left out: defects CTX009
+        and CTX002 report), and the rest is the same conversation. The reply is one
+        conversation alone got (tool calls, or a text of some length), and one conversation
+        must fit, not another agent's."""
+        identities = [identity for _, identity in conversation]
+        found: dict[int, _Open] = {}
+        for position in range(len(identities) - 1):
+            reply = identities[position]
+            if reply[0] != "assistant" or not (reply[1] == "calls" or _distinctive(messages[conversation[position][0]])):
+                continue
+            for candidate in self._by_reply.get(reply, ()):
+                sent = candidate.history[:candidate.sent]
+                asked = next((index for index in range(len(sent) - 1, -1, -1) if sent[index][0] == "user"), None)
+                if not sent or sent[-1][0] != "tool" or asked is None or asked >= position - 1:
+                    continue
+                if identities[:asked + 1] == sent[:asked + 1] and not _other_agent(candidate.prompt, candidate.model, prompt, model):
                     found[id(candidate)] = candidate
         return next(iter(found.values())) if len(found) == 1 else None
 
