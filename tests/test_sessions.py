@@ -490,3 +490,17 @@ def test_a_turn_whose_tool_results_were_stored_otherwise_goes_on_in_its_conversa
         records = [rec(1, asked, lookup), rec(2, asked, looked_up), rec(3, asked + [lookup, result], answer), rec(4, asked + [looked_up, missing], other),
                    rec(5, asked + stored + [answer, U("Can I change the delivery address?")])]
         assert grouping(records) == [[1, 3, 5], [2, 4]]
+
+
+def test_without_replies_a_turn_whose_tool_results_were_stored_otherwise_goes_on_in_its_conversation():
+    """No key and no replies logged: the request after a tool loop repeats the question, the
+    loop's calls, then their results as user messages (or none), the model's reply and the
+    user's next message: the same conversation, where CTX009 (or CTX002) reports the results."""
+    asked = [S, U("Where is my order 5521? It was due on Monday.")]
+    lookup = A(None, tool_calls=[call("call_Qm2x")])
+    result = {"role": "tool", "tool_call_id": "call_Qm2x", "content": '{"status": "in transit", "eta": "Thursday"}'}
+    other = [S, U("Please cancel my order 7730, I ordered the wrong size.")]
+    for stored in ([lookup, U(result["content"])], [lookup]):
+        records = [rec(1, asked), rec(2, other), rec(3, asked + [lookup, result]),
+                   rec(4, asked + stored + [A("Order 5521 is in transit and should arrive on Thursday."), U("Can I change the delivery address?")])]
+        assert grouping(records) == [[1, 3, 4], [2]]

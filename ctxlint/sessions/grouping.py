@@ -175,14 +175,22 @@ def _distinctive(message: dict) -> bool:
 
 def _went_on_without_exchange(candidate: _Open, messages: list, conversation: list[tuple[int, tuple]]) -> int:
     """The agreement of a request that carries the user message which opened the candidate's
-    closing tool exchange, then a text reply and more, but none of the exchange: the turn
-    was stored as its final text alone (a defect CTX016 reports, still the same session)."""
+    closing tool exchange, then a text reply and more, but not the exchange as sent: none
+    of it (the turn was stored as its final text alone, a defect CTX016 reports), or its
+    calls with their results left out or stored as user messages (CTX002, CTX009 report
+    those); still the same session."""
     identities = [identity for _, identity in conversation]
     try:
         position = identities.index(candidate.question)
     except ValueError:
         return 0
-    if position + 2 >= len(identities) or identities[position + 1][0] != "assistant" or identities[position + 1][1] == "calls":
+    exchange = candidate.history[candidate.history.index(candidate.question) + 1:]
+    calls = {identity for identity in exchange if identity[:2] == ("assistant", "calls")}
+    results = {identity[2] for identity in exchange if identity[0] == "tool"}
+    reply = position + 1
+    while reply < len(identities) and (identities[reply] in calls or (identities[reply][0] == "user" and identities[reply][1] in results)):
+        reply += 1
+    if reply + 1 >= len(identities) or identities[reply][0] != "assistant" or identities[reply][1] == "calls":
         return 0
     if not _distinctive(messages[conversation[position][0]]):
         return 0
