@@ -7,7 +7,7 @@ from ctxlint.profiles.lookup import compacted
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates
 from ctxlint.sessions.history import Transition
-from ctxlint.sessions.model import STEERING_ROLES
+from ctxlint.sessions.model import STEERING_ROLES, last_of
 
 
 class DroppedAssistantTurn(Rule):
@@ -165,7 +165,7 @@ def _tool_exchange_dropped(identities: list[tuple], transition: Transition, mess
     user message, then the model's final reply with no assistant tool-call turn of the
     tool exchange that followed that message left before it, and goes on: the history
     kept only the text of the turn (an app that stores `content` alone)."""
-    last_user = next((i for i in range(len(identities) - 1, -1, -1) if identities[i][0] == "user"), None)
+    last_user = last_of(identities, "user")
     if last_user is None or identities[-1][0] != "tool":
         return None
     left_out = transition.left_out(identities)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from ctxlint.chat import CJK_CHARACTER, message_identity, role_of, short_hash, similar, text_of, tool_call_ids
 from ctxlint.ingest.record import Record
 from ctxlint.ingest.sources import live_path
-from ctxlint.sessions.model import STEERING_ROLES, Session, Turn, make_turn
+from ctxlint.sessions.model import STEERING_ROLES, Session, Turn, last_of, make_turn
 from ctxlint.sessions.ordering import in_time_order
 
 
@@ -411,7 +411,7 @@ class ChainInference:
                 continue
             for candidate in self._by_reply.get(reply, ()):
                 sent = candidate.history[:candidate.sent]
-                asked = next((index for index in range(len(sent) - 1, -1, -1) if sent[index][0] == "user"), None)
+                asked = last_of(sent, "user")
                 if not sent or sent[-1][0] != "tool" or asked is None or asked >= position - 1:
                     continue
                 if identities[:asked + 1] == sent[:asked + 1] and not _other_agent(candidate.prompt, candidate.model, prompt, model):

@@ -7,7 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ctxlint.chat import comparable_text, last_user_index, role_of, similar, text_of
-from ctxlint.sessions.model import STEERING_ROLES, Turn
+from ctxlint.sessions.model import STEERING_ROLES, Turn, last_of
 
 SUMMARY_ROLES = ("system", "developer", "user")  # the roles a summary of cut history is sent in
 
@@ -79,9 +79,8 @@ class Transition:
 def _newest_input(identities: list[tuple]) -> int:
     """Where a request's newest input starts: right after its last assistant message, or at
     its last user message when that comes later (a history that lost its replies)."""
-    def last(role: str) -> int:
-        return next((index for index in range(len(identities) - 1, -1, -1) if identities[index][0] == role), -1)
-    return max(last("assistant") + 1, last("user"), 0)
+    assistant, user = last_of(identities, "assistant"), last_of(identities, "user")
+    return max(0 if assistant is None else assistant + 1, user or 0)
 
 
 def align(previous: Turn, following: Turn) -> Transition:
@@ -139,8 +138,7 @@ def stored_user_message(previous: Turn, following: Turn, mapping: list[int | Non
     user message again (a line of it). Apps send the newest user message wrapped (retrieved
     context, environment details, instructions for this turn) and keep the user's own words
     in the history: that message is carried, as the app stores it."""
-    last = len(previous.identities) - 1
-    u = next((i for i in range(last, -1, -1) if previous.identities[i][0] == "user"), None)
+    u = last_of(previous.identities, "user")
     if u is None or mapping[u] is not None:
         return None
     j = 1 + max((p for p in mapping[:u] if p is not None), default=-1)

@@ -14,6 +14,11 @@ from ctxlint.ingest.record import Record, Response
 STEERING_ROLES = ("system", "developer")
 
 
+def last_of(identities: list[tuple], role: str) -> int | None:
+    """Index of the last message of this role among a request's message identities, or None."""
+    return next((index for index in range(len(identities) - 1, -1, -1) if identities[index][0] == role), None)
+
+
 def opening_kind(role: str | None) -> str | None:
     """What a message is among what a session must keep sending (its first system prompt,
     its first user message): "system" for a system or developer message (OpenAI's newer
