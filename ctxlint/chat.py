@@ -399,11 +399,6 @@ def greeting_only(text: str) -> bool:
     return _GREETING.fullmatch(folded) is not None
 
 
-# The ids ingest.call_ids makes for calls an API names none (Gemini, Ollama): `name:hash`,
-# `name:hash#k`, and `name:unpaired` for a result whose call is not in the request.
-MADE_UP_CALL_ID = re.compile(r".*:(?:unpaired|[0-9a-f]{8}(?:#[0-9]+)?)\Z", re.S)
-
-
 def message_identity(message: dict[str, Any]) -> tuple:
     """message_identity_of, once per message object (histories share their messages)."""
     known = _IDENTITIES.get(message)
@@ -424,10 +419,7 @@ def message_identity_of(message: dict[str, Any]) -> tuple:
             return ("assistant", "calls", tuple(ids))
         return ("assistant", short_hash(comparable_text(text_of(message.get("content")))))
     if role == "tool":
-        answered = message.get("tool_call_id")
-        if isinstance(answered, str) and MADE_UP_CALL_ID.match(answered):
-            answered = None  # a window that cuts the call leaves its result unpaired: its text is what it is
-        return ("tool", str(answered), short_hash(text_of(message.get("content"))))
+        return ("tool", str(message.get("tool_call_id")), short_hash(text_of(message.get("content"))))
     return (role, short_hash(text_of(message.get("content")) or message.get("content")))
 
 

@@ -8,6 +8,7 @@ gets the same id in every request that carries it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -21,6 +22,25 @@ def unnamed_call_id(name: Any, arguments: str, seen: dict[str, int]) -> str:
     count = seen.get(base, 0)
     seen[base] = count + 1
     return base if not count else f"{base}#{count}"
+
+
+def unpaired_id(name: Any) -> str:
+    """The id of a result to a call without one that the request does not carry (cut away
+    with the history before it, or never sent): it answers no call."""
+    return f"{name}:unpaired"
+
+
+_UNNAMED_CALL_ID = re.compile(r"(.*):[0-9a-f]{8}(?:#[0-9]+)?\Z", re.S)
+
+
+def unpaired_form(identity: tuple) -> tuple | None:
+    """A tool result's message identity (chat.message_identity) as it reads once the call it
+    answers is cut from the request, when that call is one the API named none: a keep-last-N
+    window that opens at the result leaves it unpaired, and it is still the same result."""
+    if identity[0] != "tool":
+        return None
+    named = _UNNAMED_CALL_ID.match(identity[1])
+    return None if named is None else ("tool", unpaired_id(named[1]), *identity[2:])
 
 
 def numbered_reply(messages: list[dict[str, Any]], response: Response | None) -> Response | None:

@@ -23,7 +23,7 @@ from typing import Any, Iterable
 import orjson
 
 from ctxlint.chat import str_or_none, text_of
-from ctxlint.ingest.call_ids import unnamed_call_id
+from ctxlint.ingest.call_ids import unnamed_call_id, unpaired_id
 from ctxlint.ingest.record import Response
 from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn
 
@@ -171,7 +171,7 @@ def _user_messages(parts: list[Any], index: int, pointer: str, calls: dict[str, 
             if waiting and call_id in waiting:
                 waiting.remove(call_id)
         else:  # calls without ids are answered by name, in order, whatever id a response carries
-            call_id = waiting.popleft() if waiting else answers.get((name, content), f"{name}:unpaired")
+            call_id = waiting.popleft() if waiting else answers.get((name, content), unpaired_id(name))
         answers.setdefault((name, content), call_id)
         yield ({"role": "tool", "tool_call_id": call_id, "content": content},
                Origin(index, f"{pointer}/parts/{position}", content="/" + _key(part, "functionResponse")))

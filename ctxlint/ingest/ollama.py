@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from ctxlint.chat import str_or_none
-from ctxlint.ingest.call_ids import unnamed_call_id
+from ctxlint.ingest.call_ids import unnamed_call_id, unpaired_id
 from ctxlint.ingest.record import Response
 from ctxlint.ingest.source_map import SourceMap, kept_in_place
 
@@ -100,7 +100,7 @@ def _answer(message: dict[str, Any], waiting: deque[tuple[Any, str]]) -> dict[st
         waiting.remove(match)
         call_id = match[1]
     else:
-        call_id = f"{named or 'tool'}:unpaired"
+        call_id = unpaired_id(named or "tool")
     return {**message, "tool_call_id": call_id}
 
 

@@ -24,6 +24,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ctxlint.chat import CJK_CHARACTER, message_identity, role_of, short_hash, similar, text_of, tool_call_ids
+from ctxlint.ingest.call_ids import unpaired_form
 from ctxlint.ingest.record import Record
 from ctxlint.ingest.sources import live_path
 from ctxlint.sessions.model import STEERING_ROLES, Session, Turn, last_of, make_turn
@@ -221,6 +222,8 @@ class ChainInference:
         self._by_reply: dict[tuple, list[_Open]] = defaultdict(list)
         self._by_before_question: dict[tuple, list[_Open]] = defaultdict(list)
         self._by_call: dict[str, list[_Open]] = defaultdict(list)  # the calls of its logged reply, by id
+        # by its anchor as it reads with its call cut, when that is a result to a call the API named none
+        self._by_unpaired_anchor: dict[tuple, list[_Open]] = defaultdict(list)
         self._texts: dict[str, str] = {}  # one copy of each prompt and model name (_shared)
         self._sequence = 0
         # how many requests sent each opening alone (hashed): one many send is no tie of its own
@@ -235,12 +238,26 @@ class ChainInference:
                   (self._by_question, conversation.question), (self._by_edit_point, conversation.edit_point),
                   (self._by_reply, conversation.reply), (self._by_before_question, conversation.before_question)]
         places += [(self._by_call, call_id) for call_id in conversation.response_calls]
+        if conversation.anchor is not None:
+            places.append((self._by_unpaired_anchor, unpaired_form(conversation.anchor)))
         return [(index, key) for index, key in places if key is not None]
+
+    def _paired(self, conversation: list[tuple[int, tuple]]) -> list[tuple[int, tuple]]:
+        """The request's messages, each result left unpaired by a window that cut its call
+        read as the result an open conversation ended on, when one did (or several, with the
+        same call): the request then goes on from it as from any anchor."""
+        paired = []
+        for index, identity in conversation:
+            owners = self._by_unpaired_anchor.get(identity) if identity[0] == "tool" else None
+            if owners and all(owner.anchor == owners[0].anchor for owner in owners):
+                identity = owners[0].anchor
+            paired.append((index, identity))
+        return paired
 
     def add(self, record: Record) -> tuple[str, bool]:
         """(id of the session the record continues or starts, whether it starts one)."""
         probe = make_turn(0, record)
-        conversation = probe.conversation_identities()
+        conversation = self._paired(probe.conversation_identities())
         identities = [identity for _, identity in conversation]
         candidates = {id(o): o for key in set(map(_key, identities)) for o in self._by_anchor.get(key, ())}.values()
         best, best_rank, best_cut = None, (0,), False
@@ -450,6 +467,9 @@ class Thread:
     opening_texts: tuple[str, ...] = ()
     given: tuple[int, ...] = ()  # the newest messages of its last few requests
     calls: tuple[int, ...] = ()  # the ids of the calls its last request's reply made
+    # its newest message as it reads with its call cut, when that is a result to a call the
+    # API named none: a window that opens at it goes on from this thread
+    newest_unpaired: int | None = None
 
     @classmethod
     def after(cls, part: int, turn: Turn, interned: dict[str, str], before: "Thread | None" = None) -> "Thread":
@@ -464,8 +484,10 @@ class Thread:
         texts = first + ((current,) if current is not None and current not in first else ())
         given = ((before.given if before is not None else ()) + ((newest_hash,) if newest_hash is not None else ()))[-GIVEN_KEPT:]
         calls = tuple(hash(call_id) for call_id in reply[2]) if reply is not None and reply[:2] == ("assistant", "calls") else ()
+        unpaired = unpaired_form(newest) if newest is not None else None
         return cls(part, live_path(turn.record.file), prompt, model, replied, newest_hash,
-                   None if opening is None else hash(turn.identities[opening]), texts, given, calls)
+                   None if opening is None else hash(turn.identities[opening]), texts, given, calls,
+                   None if unpaired is None else hash(unpaired))
 
     def shadows(self, threads: list["Thread"]) -> bool:
         """Whether another agent's thread of the key was given this one's newest message in
@@ -600,7 +622,7 @@ def _gone_on_from(threads: list[Thread], record: Record, prompt: str | None) -> 
         for thread in reversed(threads):
             if identity == thread.replied:
                 return thread
-            if (identity == thread.newest or (identity == thread.opening and thread.log == live_path(record.file))) \
+            if (identity in (thread.newest, thread.newest_unpaired) or (identity == thread.opening and thread.log == live_path(record.file))) \
                     and (position < len(messages) - 1 or _same_agent(thread.prompt, thread.model, prompt, record.model)):
                 return thread
     return None

@@ -7,6 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ctxlint.chat import comparable_text, last_user_index, role_of, similar, text_of
+from ctxlint.ingest.call_ids import unpaired_form
 from ctxlint.sessions.model import STEERING_ROLES, Turn, last_of
 
 SUMMARY_ROLES = ("system", "developer", "user")  # the roles a summary of cut history is sent in
@@ -89,7 +90,8 @@ def align(previous: Turn, following: Turn) -> Transition:
     The messages the next request shares with the previous one (the same objects) match
     themselves, so only what follows them is searched. A tool result whose text changed
     still matches by its call id: apps clear or shorten old tool output in place (a
-    client-side compaction), and the result is still there."""
+    client-side compaction), and the result is still there; so does a result left unpaired
+    when the call it answers, one the API named none, was cut (ingest.call_ids)."""
     shared = following.shared
     positions: dict[tuple, list[int]] = defaultdict(list)
     for index in range(shared, len(following.identities)):
@@ -108,6 +110,8 @@ def align(previous: Turn, following: Turn) -> Transition:
         found = next((p for p in positions.get(identity, ()) if p > cursor), None)
         if found is None and identity is not None and identity[0] == "tool":
             found = next((p for p in positions.get(identity[:2], ()) if p > cursor), None)
+            if found is None:  # the result of a call without an id, the call cut since
+                found = next((p for p in positions.get(unpaired_form(identity), ()) if p > cursor), None)
         if found is not None and found > cursor + 1 and _passes_over_later(sources, at, following.identities, cursor, found):
             found = None  # the message was cut, and one like it comes later (a tool call id used again)
         mapping.append(found)
