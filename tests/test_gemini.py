@@ -33,6 +33,14 @@ def test_responses_without_their_calls_point_at_their_parts():
     assert report["findings"][0]["evidence"] == {"tool_call_ids": ["get_weather:unpaired", "get_weather:unpaired"]}
 
 
+def test_a_call_turn_left_out_of_the_stored_history_is_the_result_it_answered_kept_without_it():
+    report = json_report(str(RULE_CASES / "CTX001" / "fail_gemini_call_turns_left_out_at_every_turn_reported_once.jsonl"))
+    # the functionResponse line 3 keeps, its call cut, is the result line 2 sent: only the call turn is missing
+    dropped = next(f for f in report["findings"] if f["code"] == "CTX016")
+    assert dropped["message"] == ("the assistant message of turn 2 that made tool call get_weather:871adeba is missing from this "
+                                  "request while its results and the reply that followed them (message 2) are kept")
+
+
 def test_calls_without_ids_are_named_by_function_and_arguments_and_paired_in_order(tmp_path):
     same = {"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}}}
     log = _write(tmp_path, [{"model": "gemini-2.5-flash", "request": {"contents": [

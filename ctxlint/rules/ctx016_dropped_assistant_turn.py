@@ -127,9 +127,13 @@ class DroppedAssistantTurn(Rule):
         previous = ctx.previous
         ids = [call_id for index in dropped if previous.identities[index][:2] == ("assistant", "calls") for call_id in previous.identities[index][2]]
         results = sum(previous.identities[index][0] == "tool" for index in dropped)
+        calls = f"tool call{'s' * (len(ids) != 1)} {', '.join(ids)}"
+        missing = (f"the tool exchange of turn {previous.number} ({calls} and {results} result{'s' * (results != 1)}) is missing "
+                   f"from this request while the reply that followed it (message {ctx.label(reply)}) is kept" if results else
+                   f"the assistant message of turn {previous.number} that made {calls} is missing from this request while "
+                   f"its results and the reply that followed them (message {ctx.label(reply)}) are kept")
         return Violation(
-            f"the tool exchange of turn {previous.number} (tool calls {', '.join(ids)} and {results} result{'s' * (results != 1)}) "
-            f"is missing from this request while the reply that followed it (message {ctx.label(reply)}) is kept",
+            missing,
             key=("dropped", previous.number), message_index=reply, tool_call_id=ids[0], pointer=f"/messages/{reply}",
             evidence={"previous_line": previous.record.line, "dropped_messages": dropped},
         )
