@@ -71,7 +71,9 @@ def restates_cut_history(ctx, index: int) -> bool:
     reply = previous.response_message
     if reply is not None and transition.response_position is None:
         texts.append(text_of(reply.get("content")))
-    return restates(text_of(ctx.messages[index].get("content")), texts)
+    summary = text_of(ctx.messages[index].get("content"))
+    # a few words that happen to repeat the cut ones are a message, not a summary of them
+    return len(content_words(summary)) >= SUMMARY_WORDS // 2 and restates(summary, texts)
 
 
 def restates(summary: str, texts: list[str]) -> bool:
