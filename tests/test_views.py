@@ -127,3 +127,13 @@ def test_show_follows_a_question_kept_unwrapped_to_where_it_is_cut():
     assert first_user["turns"]["2"]["why"].startswith("kept as the app stores it")
     assert first_user["turns"]["5"]["why"].startswith("CTX008: the session's first user message, as the app stored it at turn 2")
     assert len(record["messages"]) == 11  # no row of its own for the question as stored
+
+
+def test_show_keeps_a_result_on_its_row_when_a_window_cuts_its_call():
+    """A Gemini response whose call a keep-last-N window cut is the result the row already
+    holds, sent again at the head of the window, not a new message."""
+    case = FIXTURES / "rules" / "CTX008" / "fail_gemini_window_opening_at_function_results.jsonl"
+    record = orjson.loads(run_cli("show", str(case), "--session", "g1", "--format", "json").stdout)
+    porto = [m for m in record["messages"] if m["role"] == "tool" and "Ribeira" in m["excerpt"]]
+    assert len(porto) == 1
+    assert {n: s["status"] for n, s in porto[0]["turns"].items()} == {"4": "sent", "5": "sent"}

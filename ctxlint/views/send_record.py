@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxlint.chat import REASONING_FIELDS, Quoted, excerpt, last_user_index, message_identity, returned_reasoning, role_of, sealed, similar, text_of, tool_call_ids
+from ctxlint.ingest.call_ids import unpaired_form
 from ctxlint.profiles import ProfileBook, passback_required, sealed_only
 from ctxlint.rules.base import Finding
 from ctxlint.sessions.history import align
@@ -136,9 +137,10 @@ class SendRecordBuilder:
             for index, identity in enumerate(turn.identities):
                 positions.setdefault(identity, []).append(index)
             for identity, entry in by_identity.items():
-                index = next((p for p in positions.get(identity, ()) if p > cursor), None)
+                found = positions.get(identity) or positions.get(unpaired_form(identity), ())  # its call cut since
+                index = next((p for p in found if p > cursor), None)
                 if index is None:
-                    index = next((p for p in positions.get(identity, ()) if p not in matched), None)
+                    index = next((p for p in found if p not in matched), None)
                 if index is not None:
                     matched[index] = entry
                     cursor = max(cursor, index)
