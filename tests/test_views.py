@@ -137,3 +137,7 @@ def test_show_keeps_a_result_on_its_row_when_a_window_cuts_its_call():
     porto = [m for m in record["messages"] if m["role"] == "tool" and "Ribeira" in m["excerpt"]]
     assert len(porto) == 1
     assert {n: s["status"] for n, s in porto[0]["turns"].items()} == {"4": "sent", "5": "sent"}
+    # what the window cut is trimmed, not summarized: the assistant message after that result is the
+    # reply turn 4 got (not logged), not a summary put in the history
+    cut = [m for m in record["messages"] if m["turns"].get("4", {}).get("status") == "sent" and m is not porto[0]]
+    assert {m["turns"]["5"]["status"] for m in cut if m["role"] not in ("system", "user") or "Porto" in m["excerpt"]} == {"dropped"}

@@ -130,6 +130,10 @@ class SendRecordBuilder:
             transition = align(previous_turn, turn) if previous_turn is not None else None
             edited = transition.edited_at if transition is not None else None
             stored = transition.stored if transition is not None else None
+            # the reply the previous request got, not logged, right after the message it answered
+            unlogged_reply = None
+            if transition is not None and transition.response_index is None and transition.mapping and transition.mapping[-1] is not None:
+                unlogged_reply = transition.mapping[-1] + 1
             previous_turn = turn
             matched: dict[int, Entry] = {}
             cursor = -1
@@ -158,7 +162,7 @@ class SendRecordBuilder:
             # ahead of this turn's new user input.
             new = [i for i in range(len(turn.messages)) if i not in matched]
             first_new_user = next((i for i in new if role_of(turn.messages[i]) == "user"), len(turn.messages))
-            inserted = [i for i in new if i < last_kept or (turn.number > 1 and i < first_new_user
+            inserted = [i for i in new if i < last_kept or (turn.number > 1 and i < first_new_user and i != unlogged_reply
                                                               and role_of(turn.messages[i]) in ("assistant", *STEERING_ROLES))]
             for index, message in enumerate(turn.messages):
                 if index not in matched:
