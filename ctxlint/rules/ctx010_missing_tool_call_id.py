@@ -2,14 +2,16 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import role_of, short_hash, text_of
+from ctxlint.chat import role_of, short_hash, text_of, tool_calls_of
 from ctxlint.rules.base import Rule, Violation
 
 
 class MissingToolCallId(Rule):
     """
     ## What it does
-    Flags a `tool` message that has no `tool_call_id` (absent, null or empty).
+    Flags a `tool` message that has no `tool_call_id` (absent, null or empty). When the
+    call it answers has none either (a model server that gives its calls no ids, passed
+    back as it came), the finding says so: the app must give the call an id.
 
     ## Why is this bad?
     The id is the only thing that binds a result to its call. Without it the provider
@@ -39,8 +41,12 @@ class MissingToolCallId(Rule):
         for index in range(ctx.unchanged(self), len(messages)):
             message = messages[index]
             if role_of(message) == "tool" and not message.get("tool_call_id"):
+                caller = next((i for i in range(index - 1, -1, -1) if role_of(messages[i]) == "assistant"), None)
+                unnamed = caller is not None and any(not call.get("id") for call in tool_calls_of(messages[caller]))
                 yield Violation(
-                    f"tool message {ctx.label(index)} has no tool_call_id",
+                    f"tool message {ctx.label(index)} has no tool_call_id" + (
+                        f", nor has the call of assistant message {ctx.label(caller)} it answers: give each call an id "
+                        "(one of the app's own where the reply gave none) and its result the same" if unnamed else ""),
                     key=short_hash(text_of(message.get("content")), str(ctx.turn.identities[index - 1] if index else "")),
                     message_index=index, pointer=f"/messages/{index}",
                 )
