@@ -39,6 +39,7 @@ class CheckOptions:
     session_key: str | None = None
     input_format: str | None = None
     context_window: int | None = None
+    model: str | None = None  # the model of requests that name none
     aliases: dict[str, str] = field(default_factory=dict)
     model_windows: dict[str, int] = field(default_factory=dict)
     per_file_ignores: list[PerFileIgnore] = field(default_factory=list)
@@ -53,7 +54,7 @@ class CheckOptions:
         options = cls(
             select=config.select or [], extend_select=list(config.extend_select), ignore=list(config.ignore),
             severities=dict(config.severities), rule_options=dict(config.rule_options), session_key=config.session_key,
-            context_window=config.context_window, aliases=dict(config.aliases), model_windows=dict(config.model_windows),
+            context_window=config.context_window, model=config.model, aliases=dict(config.aliases), model_windows=dict(config.model_windows),
             per_file_ignores=list(config.per_file_ignores), config_root=config.root,
         )
         for name, value in overrides.items():
@@ -62,7 +63,7 @@ class CheckOptions:
 
 
 def profile_book(options: CheckOptions) -> ProfileBook:
-    return ProfileBook(options.context_window, options.aliases, options.model_windows)
+    return ProfileBook(options.context_window, options.aliases, options.model_windows, options.model)
 
 
 def _engine(options: CheckOptions) -> tuple[Engine, list[str]]:

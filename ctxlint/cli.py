@@ -146,6 +146,7 @@ def _destination(output: Optional[str]) -> Iterator[IO[str]]:
 ConfigOption = typer.Option(None, "--config", help="Read settings from this file (ctxlint.toml or pyproject.toml).")
 IsolatedOption = typer.Option(False, "--isolated", help="Ignore every config file.")
 SessionKeyOption = typer.Option(None, "--session-key", help="Dotted path of the session id in each record.")
+ModelOption = typer.Option(None, "--model", help="The model of requests that name none (a trajectory dump, a bare message list).")
 ViewFormatOption = typer.Option("text", "--format", help="text or json.")
 NoColorOption = typer.Option(False, "--no-color", help="No colors.")
 InputFormatOption = typer.Option(None, "--input-format", help="Force a reader: jsonl, json (one JSON document: a list of records or of agent trajectories), cassette, snapshot.")
@@ -176,6 +177,7 @@ def check(
     input_format: Optional[str] = InputFormatOption,
     context_window: Optional[int] = typer.Option(None, "--context-window", min=1, max=PLAUSIBLE_TOKENS - 1, help="Context window in tokens for every request."),
     model_alias: Optional[List[str]] = typer.Option(None, "--model-alias", help="NAME=KNOWN: read model NAME as the known model KNOWN."),
+    model: Optional[str] = ModelOption,
 ) -> None:
     """Check request logs and report, per session and turn, where context handling went wrong."""
     _choice(output_format, "--format", list(RENDERERS))
@@ -190,6 +192,7 @@ def check(
     options.session_key = _session_key(session_key) or options.session_key
     options.context_window = context_window or options.context_window
     options.aliases.update(_aliases(model_alias))
+    options.model = model or options.model
     fail_on = fail_on or config.fail_on or "error"
     fail_on_unchecked = fail_on_unchecked or config.fail_on_unchecked
     previous_baseline = None

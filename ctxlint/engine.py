@@ -353,12 +353,7 @@ class TurnContext:
 
     @cached_property
     def profile(self) -> Profile:
-        book = self.engine.profiles
-        profile = book.lookup(self.turn.record.model)
-        response = self.turn.record.response
-        if not profile.known and response is not None and response.model:
-            profile = book.lookup(response.model)
-        return profile
+        return self.engine.profiles.for_record(self.turn.record)
 
     @cached_property
     def thinking(self) -> bool | None:
@@ -782,7 +777,7 @@ class Engine:
             window=ctx.profile.context_window, window_source=ctx.profile.window_source,
             finish_reason=response.finish_reason if response else None,
             status=response.status if response else None,
-            model=ctx.turn.record.model,
+            model=ctx.turn.record.model or ctx.profile.name,  # else the one its reply names, or --model
         )
 
 

@@ -113,6 +113,25 @@ def test_model_alias_and_context_window_override(tmp_path):
     assert code_lines(json_report(str(log), "--context-window", "800")) == [("CTX006", 1)]
 
 
+def test_model_for_requests_that_name_none(tmp_path):
+    """A trajectory dump names no model: --model (or `model` in the config) says which one
+    its requests went to; a request that names its model keeps it."""
+    long_text = "lorem ipsum dolor sit amet " * 2400  # about 12,000 tokens: past gpt-4's 8,192 however counted
+    trajectory = [{"task_id": 0, "traj": [{"role": "user", "content": long_text}, {"role": "assistant", "content": "Noted."}]}]
+    dump = tmp_path / "run.json"
+    dump.write_bytes(orjson.dumps(trajectory))
+    unnamed = json_report(str(dump))
+    assert code_lines(unnamed) == [] and "unknown model: no context window" in unnamed["coverage"]["CTX006"]["not_judged"]
+    named = json_report(str(dump), "--model", "gpt-4")
+    assert code_lines(named) == [("CTX006", 1)] and named["coverage"]["CTX006"]["not_judged"] == {}
+    assert "of gpt-4" in named["findings"][0]["message"]
+    (tmp_path / "ctxlint.toml").write_text('model = "gpt-4"\n')
+    assert code_lines(json_report(str(dump), "--config", str(tmp_path / "ctxlint.toml"))) == [("CTX006", 1)]
+    log = tmp_path / "named.jsonl"
+    log.write_bytes(orjson.dumps({"session_id": "s", "request": {"model": "gpt-4.1", "messages": [{"role": "user", "content": long_text}]}}) + b"\n")
+    assert code_lines(json_report(str(log), "--model", "gpt-4")) == []  # gpt-4.1's window holds it
+
+
 def test_log_text_cannot_drive_the_terminal(tmp_path):
     log = tmp_path / "evil.jsonl"
     evil = "\x1b]0;pwned\x07\x1b[2J[bold red]x[/]"

@@ -47,6 +47,7 @@ class Config:
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # code -> options
     session_key: str | None = None
     context_window: int | None = None
+    model: str | None = None  # the model of requests that name none
     model_windows: dict[str, int] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
     per_file_ignores: list[PerFileIgnore] = field(default_factory=list)
@@ -130,6 +131,7 @@ def from_table(data: dict[str, Any], path: Path, table_name: str) -> Config:
         rule_options=options,
         session_key=data.get("session-key"),
         context_window=data.get("context-window"),
+        model=data.get("model"),
         model_windows={name: m["context-window"] for name, m in models.items() if "context-window" in m},
         aliases={name: m["like"] for name, m in models.items() if "like" in m},
         per_file_ignores=ignores,
@@ -197,7 +199,7 @@ def config_settings(config: Config) -> dict[str, Any]:
         "select": config.select or ["ALL"], "extend-select": config.extend_select, "ignore": config.ignore,
         "fail-on": config.fail_on or "error", "fail-on-unchecked": config.fail_on_unchecked,
         "severity": config.severities, "rules": config.rule_options, "session-key": config.session_key,
-        "context-window": config.context_window,
+        "context-window": config.context_window, "model": config.model,
         "models": {name: {**({"context-window": config.model_windows[name]} if name in config.model_windows else {}),
                           **({"like": config.aliases[name]} if name in config.aliases else {})}
                    for name in sorted({*config.model_windows, *config.aliases})},

@@ -101,11 +101,23 @@ class ProfileBook:
     """Looks models up once each; user overrides (window, aliases) win over packaged facts."""
 
     def __init__(self, context_window: int | None = None, aliases: dict[str, str] | None = None,
-                 model_windows: dict[str, int] | None = None) -> None:
+                 model_windows: dict[str, int] | None = None, model: str | None = None) -> None:
         self.context_window = context_window
+        self.model = model  # the model of requests that name none (a trajectory dump, a bare message list)
         self.aliases = {k.lower(): v for k, v in (aliases or {}).items()}
         self.model_windows = {k.lower(): v for k, v in (model_windows or {}).items()}
         self._cache: dict[str | None, Profile] = {}
+
+    def for_record(self, record: Record) -> Profile:
+        """The profile of the model a request went to: the one it names, else the one its
+        logged reply names, else the one the user said requests that name none went to."""
+        profile = self.lookup(record.model)
+        response = record.response
+        if not profile.known and response is not None and response.model:
+            profile = self.lookup(response.model)
+        if not profile.known and record.model is None and self.model:
+            profile = self.lookup(self.model)
+        return profile
 
     def lookup(self, name: str | None) -> Profile:
         if name not in self._cache:

@@ -126,7 +126,7 @@ class SendRecordBuilder:
         by_identity: dict[tuple, Entry] = {}
         previous_turn: Turn | None = None
         for turn in self.session.turns:
-            profile = self.profiles.lookup(turn.record.model)
+            profile = self.profiles.for_record(turn.record)
             transition = align(previous_turn, turn) if previous_turn is not None else None
             edited = transition.edited_at if transition is not None else None
             stored = transition.stored if transition is not None else None
