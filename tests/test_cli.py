@@ -122,6 +122,7 @@ def test_model_for_requests_that_name_none(tmp_path):
     dump.write_bytes(orjson.dumps(trajectory))
     unnamed = json_report(str(dump))
     assert code_lines(unnamed) == [] and "unknown model: no context window" in unnamed["coverage"]["CTX006"]["not_judged"]
+    assert "name the model: --model NAME for requests that name none" in run_cli("check", str(dump)).stdout
     named = json_report(str(dump), "--model", "gpt-4")
     assert code_lines(named) == [("CTX006", 1)] and named["coverage"]["CTX006"]["not_judged"] == {}
     assert "of gpt-4" in named["findings"][0]["message"]

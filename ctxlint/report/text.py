@@ -112,6 +112,8 @@ def _summary(report: Report, console: Console) -> None:
     gaps = report.unchecked()
     if gaps:
         console.print("could not check: " + "; ".join(f"{code} {sum(r.values())} request{'s' if sum(r.values()) != 1 else ''} ({', '.join(r)})" for code, r in gaps.items()))
+        if any(reason.startswith("unknown model") for reasons in gaps.values() for reason in reasons):
+            console.print("  name the model: --model NAME for requests that name none, --model-alias NAME=KNOWN for a name ctxlint does not know")
     if report.suppressed:
         console.print("not shown: " + ", ".join(f"{n} by {how}" for how, n in report.suppressed.items()))
     if report.baseline_stale:
