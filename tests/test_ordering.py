@@ -74,6 +74,15 @@ def test_a_record_moves_ahead_of_at_most_a_window_of_earlier_records():
     assert [r.line for r in in_time_order(records, window=2)] == [3, 2, 1]
 
 
+def test_records_one_line_holds_at_one_time_keep_their_order():
+    """An OTel export line holds several spans, each a record of that line; at the same
+    time they keep the order they were read in (they were compared as records: a crash)."""
+    spans = [record(7, 10.0), record(7, 10.0), record(7, 10.0)]
+    for position, span in enumerate(spans):
+        span.request["messages"] = [{"role": "user", "content": f"span {position}"}]
+    assert [r.messages for r in in_time_order(spans)] == [r.messages for r in spans]
+
+
 def test_a_bare_bodys_time_and_key_are_not_request_settings():
     from ctxlint.engine import settings_digest
     body = {"model": "gpt-4o", "messages": [], "temperature": 0.2}

@@ -505,6 +505,13 @@ def test_streamed_content_parts_are_joined_as_the_replys_text():
     assert parse_response(chunks).message == {"role": "assistant", "content": "Look both ways. Then cross."}
 
 
+def test_a_streamed_delta_whose_tool_calls_is_not_a_list_carries_no_calls():
+    """A chunk's `tool_calls` of another type (a log cut or rewritten) is no call, not a crash."""
+    chunks = [{"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": "Hi", "tool_calls": 7}}]},
+              {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": "!"}, "finish_reason": "stop"}]}]
+    assert parse_response(chunks).message == {"role": "assistant", "content": "Hi!"}
+
+
 def test_a_json_document_or_a_cassette_is_read_from_stdin():
     """`-` with --input-format json or cassette reads the whole of stdin as that document."""
     document = (FIXTURES / "readers" / "request_log_as_json_list.json").read_bytes()

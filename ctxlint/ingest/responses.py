@@ -148,7 +148,8 @@ def assemble_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> 
                     parts[name].append(text_of(delta[name]))
             if isinstance(delta.get("reasoning_details"), list):
                 details.extend(delta["reasoning_details"])
-            for position, fragment in enumerate(delta.get("tool_calls") or []):
+            fragments = delta.get("tool_calls")
+            for position, fragment in enumerate(fragments if isinstance(fragments, list) else ()):
                 if isinstance(fragment, dict):
                     _merge_call(calls, fragment, position)
     if error is not None:

@@ -18,15 +18,16 @@ def in_time_order(records: Iterable[Record], window: int = TIME_ORDER_WINDOW) ->
     """The records, each run of records that all carry a timestamp in time order (input
     order among equal times), as far as `window` records apart; a record without one is
     a boundary that keeps its place in the input."""
-    pending: list[tuple[float, int, Record]] = []
-    for record in records:
+    # (time, place in the input, arrival): records one line holds (an OTel export's spans) share a place
+    pending: list[tuple[float, int, int, Record]] = []
+    for arrival, record in enumerate(records):
         if record.timestamp is None:
             while pending:
-                yield heapq.heappop(pending)[2]
+                yield heapq.heappop(pending)[3]
             yield record
             continue
-        heapq.heappush(pending, (record.timestamp, record.seq, record))
+        heapq.heappush(pending, (record.timestamp, record.seq, arrival, record))
         if len(pending) > window:
-            yield heapq.heappop(pending)[2]
+            yield heapq.heappop(pending)[3]
     while pending:
-        yield heapq.heappop(pending)[2]
+        yield heapq.heappop(pending)[3]
