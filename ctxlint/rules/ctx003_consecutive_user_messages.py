@@ -15,7 +15,7 @@ class ConsecutiveUserMessages(Rule):
     participants of a group chat, told apart by different `name` fields (the field
     chat-completions defines for that), are not flagged, and neither is a summary that a
     request puts in place of the history it cut (before the messages it kept, or restating
-    what it cut), sent as a user message next to one
+    what it cut in five content words or more), sent as a user message next to one
     (LangChain's SummarizationMiddleware sends its summary so, before the messages it kept;
     Claude Code's compaction summary comes before the user's next prompt),
     nor an attachment sent as a user message of its own (only images, audio or files, no
