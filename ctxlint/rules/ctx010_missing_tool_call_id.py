@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import role_of, short_hash, text_of, tool_calls_of
+from ctxlint.chat import last_assistant_before, role_of, short_hash, text_of, tool_calls_of
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -41,7 +41,7 @@ class MissingToolCallId(Rule):
         for index in range(ctx.unchanged(self), len(messages)):
             message = messages[index]
             if role_of(message) == "tool" and not message.get("tool_call_id"):
-                caller = next((i for i in range(index - 1, -1, -1) if role_of(messages[i]) == "assistant"), None)
+                caller = last_assistant_before(messages, index)
                 unnamed = caller is not None and any(not call.get("id") for call in tool_calls_of(messages[caller]))
                 yield Violation(
                     f"tool message {ctx.label(index)} has no tool_call_id" + (
