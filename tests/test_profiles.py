@@ -26,6 +26,8 @@ from helpers import json_report, write_records
     ("claude-sonnet-5", "claude-adaptive", 1_000_000),
     ("claude-fable-5-1", "claude-always-thinking", 1_000_000),
     ("claude-sonnet-4-5-20250929", "claude", 200_000),
+    ("gpt-4-0613", "gpt-4", 8_192),  # OpenAI's older chat models never think; their windows are models.dev's
+    ("gpt-3.5-turbo", "gpt-4", 16_385),
     ("gpt-5.5-2026-04-23", "gpt-5", 1_050_000),  # the GPT-5 family's windows differ by model
     ("gpt-5-mini", "gpt-5", 400_000),
     ("Doubao-pro-32k", "doubao", 32_768),
