@@ -17,7 +17,7 @@ from typing import Any, Iterable, Iterator
 
 import orjson
 
-from ctxlint.chat import ReasoningSeen, greeting_only, last_user_index, message_identity, returned_reasoning, role_of, sealed, short_hash, text_of
+from ctxlint.chat import ReasoningSeen, greeting_only, last_user_index, message_identity, returned_reasoning, role_of, sealed, short_hash, text_of, tool_calls_of
 from ctxlint.ingest.record import InputProblem, Record, too_deep
 from ctxlint.ingest.shapes import LOG_FIELDS
 from ctxlint.profiles import Profile, ProfileBook, passback_required
@@ -59,11 +59,12 @@ class ReasoningLedger:
     def __init__(self) -> None:
         self._seen: dict[tuple, dict[str, Any] | str] = {}
 
-    def get(self, identity: tuple) -> dict[str, Any] | None:
-        entry = self._seen.get(identity)
+    def get(self, identity: tuple, message: dict[str, Any]) -> dict[str, Any] | None:
+        entry = self._seen.get(_turn_key(identity, message))
         return {"_origin": entry} if isinstance(entry, str) else entry
 
     def record(self, identity: tuple, message: dict[str, Any], origin: str, family: str | None) -> None:
+        identity = _turn_key(identity, message)
         entry = self._seen.get(identity)
         for name, value in returned_reasoning(message):
             if entry is None or isinstance(entry, str):
@@ -74,6 +75,32 @@ class ReasoningLedger:
                     entry["_sealed"] = (*entry.get("_sealed", ()), name)
         if entry is None:
             self._seen[identity] = origin
+
+
+def _turn_key(identity: tuple, message: dict[str, Any]) -> tuple:
+    """A turn in the ledger: its identity, and for a call turn what its calls do, for a
+    server may give other calls the same ids (recorded traffic draws them from a small pool)."""
+    return (*identity, _calls_made(message)) if identity[:2] == ("assistant", "calls") else identity
+
+
+def _calls_made(message: dict[str, Any]) -> int:
+    """What a turn's tool calls do, as a hash: their functions and arguments (JSON read, so
+    an app that stores the arguments re-serialized still makes the same calls)."""
+    made = []
+    for call in tool_calls_of(message):
+        function = call.get("function") if isinstance(call.get("function"), dict) else call
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            try:
+                arguments = orjson.loads(arguments)
+            except orjson.JSONDecodeError:
+                pass
+        try:
+            said = orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
+        except TypeError:  # orjson's encode error: an integer past 64 bits, nesting too deep
+            said = repr(arguments).encode()
+        made.append((str(function.get("name")), said))
+    return hash(tuple(made))
 
 
 def thinking_enabled(request: dict[str, Any], profile: Profile, replied_with_reasoning: bool = False) -> bool | None:
@@ -393,11 +420,11 @@ class TurnContext:
     def last_user_index(self) -> int:
         return last_user_index(self.messages)
 
-    def known_reasoning(self, identity: tuple) -> dict[str, Any] | None:
-        """What the ledger knows of a turn's reasoning. Reasoning another model returned (the
-        conversation moved to another model, as frameworks that switch models do) is not
-        this model's to get back: the turn is judged by this model's profile alone."""
-        known = self.ledger.get(identity)
+    def known_reasoning(self, index: int) -> dict[str, Any] | None:
+        """What the ledger knows of the reasoning of message `index`'s turn. Reasoning another
+        model returned (the conversation moved to another model, as frameworks that switch
+        models do) is not this model's to get back: the turn is judged by this model's profile alone."""
+        known = self.ledger.get(self.turn.identities[index], self.messages[index])
         family = known.get("_family") if known else None
         if family is not None and self.profile.known and family != self.profile.id:
             return None

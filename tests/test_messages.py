@@ -18,3 +18,10 @@ def test_a_result_whose_call_has_no_id_either_says_the_call_needs_one():
 def test_a_result_without_id_after_a_call_with_one_says_only_that():
     report = json_report(str(RULE_CASES / "CTX010" / "fail_tool_message_without_id.jsonl"))
     assert all(finding["message"].endswith("has no tool_call_id") for finding in report["findings"] if finding["code"] == "CTX010")
+
+
+def test_modified_reasoning_names_the_reply_of_the_turn_that_reused_a_call_id():
+    report = json_report(str(RULE_CASES / "CTX015" / "fail_reasoning_edited_on_a_turn_reusing_a_call_id.jsonl"))
+    [finding] = report["findings"]
+    assert finding["message"].endswith("changed from what the model returned (turn 2 response)")
+    assert finding["evidence"]["seen_in"] == "turn 2 response"

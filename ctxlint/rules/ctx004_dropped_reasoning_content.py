@@ -90,7 +90,7 @@ class DroppedReasoningContent(Rule):
                 if kept_readable is not None:
                     yield kept_readable
                 continue
-            known = ctx.known_reasoning(identity)
+            known = ctx.known_reasoning(index)
             if known is not None:
                 returned = [name for name in known if not name.startswith("_")]
                 if not returned:
@@ -115,7 +115,7 @@ class DroppedReasoningContent(Rule):
         reasoning string) but none of the sealed ones the reply carried (signed thinking
         blocks, encrypted items, thought signatures): the provider verifies those, and the
         readable copy cannot stand in for them."""
-        known = ctx.known_reasoning(identity)
+        known = ctx.known_reasoning(index)
         wanted = known.get("_sealed") if known else None
         if not wanted:
             return None

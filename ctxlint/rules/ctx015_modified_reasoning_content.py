@@ -13,7 +13,9 @@ class ModifiedReasoningContent(Rule):
     ## What it does
     Flags an assistant message whose reasoning (`reasoning_content`, `reasoning` or
     `reasoning_details`) differs from what the model returned for that turn: the logged
-    response, or the first copy of the message in the session. Only messages whose
+    response, or the first copy of the message in the session (a call turn is known by its
+    call ids and what its calls do: a server that reuses ids gives them to other calls).
+    Only messages whose
     reasoning the model's profile says must be passed back are judged; the same field is
     compared (a `reasoning_details` passed back verbatim while the plain `reasoning`
     string is dropped is OpenRouter's documented way and is not flagged). For Claude the
@@ -54,7 +56,7 @@ class ModifiedReasoningContent(Rule):
             message = messages[index]
             if role_of(message) != "assistant" or not ctx.passback_required(index):
                 continue
-            known = ctx.known_reasoning(ctx.turn.identities[index])
+            known = ctx.known_reasoning(index)
             if not known:
                 continue
             for name in COMPARED_FIELDS:
