@@ -432,6 +432,38 @@ def json_type(value: Any) -> str:
     return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), type(value).__name__)
 
 
+def parsed_arguments(arguments: Any) -> tuple[dict | None, str | None]:
+    """(the arguments as an object, or None; what is wrong with them, or None)."""
+    if isinstance(arguments, dict):
+        return arguments, None  # several SDKs send an object; it is readable
+    if not isinstance(arguments, str):
+        return None, f"arguments is {json_type(arguments)}, not a JSON string"
+    if not arguments.strip():
+        return {}, None  # how several models call a tool without parameters; CTX013 checks required ones
+    try:
+        value = orjson.loads(arguments)
+    except orjson.JSONDecodeError as error:
+        return None, f"arguments is not complete JSON ({error.msg} at column {error.colno})"
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        return None, "arguments is encoded twice: a JSON string that holds the JSON object, not the object"
+    if not isinstance(value, dict):
+        return None, f"arguments is {json_type(value)} in JSON, not an object"
+    return value, None
+
+
+def call_made(call: dict[str, Any]) -> tuple[str | None, str]:
+    """What a tool call does: its function, and its arguments as canonical JSON (read, so
+    arguments re-serialized with other spacing or key order make the same call)."""
+    name, arguments = call_function(call)
+    value, problem = parsed_arguments(arguments)
+    if value is None or problem:
+        return name, key_text(arguments)
+    try:
+        return name, orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:  # orjson's encode error: an integer past 64 bits in an object an SDK sent
+        return name, repr(value)
+
+
 class Quoted(str):
     """Text quoted from a log. Renderers escape it, and --redact replaces it by a hash."""
 

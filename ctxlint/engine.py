@@ -17,7 +17,7 @@ from typing import Any, Iterable, Iterator
 
 import orjson
 
-from ctxlint.chat import ReasoningSeen, greeting_only, last_user_index, message_identity, returned_reasoning, role_of, sealed, short_hash, text_of, tool_calls_of
+from ctxlint.chat import ReasoningSeen, call_made, greeting_only, last_user_index, message_identity, returned_reasoning, role_of, sealed, short_hash, text_of, tool_calls_of
 from ctxlint.ingest.record import InputProblem, Record, too_deep
 from ctxlint.ingest.shapes import LOG_FIELDS
 from ctxlint.profiles import Profile, ProfileBook, passback_required
@@ -80,27 +80,7 @@ class ReasoningLedger:
 def _turn_key(identity: tuple, message: dict[str, Any]) -> tuple:
     """A turn in the ledger: its identity, and for a call turn what its calls do, for a
     server may give other calls the same ids (recorded traffic draws them from a small pool)."""
-    return (*identity, _calls_made(message)) if identity[:2] == ("assistant", "calls") else identity
-
-
-def _calls_made(message: dict[str, Any]) -> int:
-    """What a turn's tool calls do, as a hash: their functions and arguments (JSON read, so
-    an app that stores the arguments re-serialized still makes the same calls)."""
-    made = []
-    for call in tool_calls_of(message):
-        function = call.get("function") if isinstance(call.get("function"), dict) else call
-        arguments = function.get("arguments")
-        if isinstance(arguments, str):
-            try:
-                arguments = orjson.loads(arguments)
-            except orjson.JSONDecodeError:
-                pass
-        try:
-            said = orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
-        except TypeError:  # orjson's encode error: an integer past 64 bits, nesting too deep
-            said = repr(arguments).encode()
-        made.append((str(function.get("name")), said))
-    return hash(tuple(made))
+    return (*identity, hash(tuple(map(call_made, tool_calls_of(message))))) if identity[:2] == ("assistant", "calls") else identity
 
 
 def thinking_enabled(request: dict[str, Any], profile: Profile, replied_with_reasoning: bool = False) -> bool | None:

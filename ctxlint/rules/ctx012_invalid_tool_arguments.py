@@ -1,30 +1,9 @@
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Iterable
 
-import orjson
-
-from ctxlint.chat import assistant_calls, call_function, json_type, key_text
+from ctxlint.chat import assistant_calls, call_function, key_text, parsed_arguments
 from ctxlint.rules.base import Rule, Violation
-
-
-def parsed_arguments(arguments: Any) -> tuple[dict | None, str | None]:
-    """(the arguments as an object, or None; what is wrong with them, or None)."""
-    if isinstance(arguments, dict):
-        return arguments, None  # several SDKs send an object; it is readable
-    if not isinstance(arguments, str):
-        return None, f"arguments is {json_type(arguments)}, not a JSON string"
-    if not arguments.strip():
-        return {}, None  # how several models call a tool without parameters; CTX013 checks required ones
-    try:
-        value = orjson.loads(arguments)
-    except orjson.JSONDecodeError as error:
-        return None, f"arguments is not complete JSON ({error.msg} at column {error.colno})"
-    if isinstance(value, str) and value.lstrip().startswith("{"):
-        return None, "arguments is encoded twice: a JSON string that holds the JSON object, not the object"
-    if not isinstance(value, dict):
-        return None, f"arguments is {json_type(value)} in JSON, not an object"
-    return value, None
 
 
 class InvalidToolArguments(Rule):

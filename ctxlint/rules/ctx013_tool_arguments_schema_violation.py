@@ -2,10 +2,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ctxlint.chat import assistant_calls, call_function, call_stands, resume_at_last_calls, short_hash
+from ctxlint.chat import assistant_calls, call_function, call_stands, parsed_arguments, resume_at_last_calls, short_hash
 from ctxlint.ingest.schema import compiled, describe, json_pointer, readable_exactly
 from ctxlint.rules.base import Rule, Violation
-from ctxlint.rules.ctx012_invalid_tool_arguments import parsed_arguments
 
 
 def declared_tools(request: dict) -> dict[str, dict]:

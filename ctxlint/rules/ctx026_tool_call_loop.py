@@ -2,18 +2,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-import orjson
-
-from ctxlint.chat import assistant_calls, call_function, key_text, role_of, text_of, tool_calls_of
+from ctxlint.chat import assistant_calls, call_made, role_of, text_of, tool_calls_of
 from ctxlint.rules.base import Rule, Violation
-from ctxlint.rules.ctx012_invalid_tool_arguments import parsed_arguments
-
-
-def call_signature(call: dict) -> tuple[str | None, str]:
-    name, arguments = call_function(call)
-    value, problem = parsed_arguments(arguments)
-    normalized = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode() if value is not None and not problem else key_text(arguments)
-    return name, normalized
 
 
 class ToolCallLoop(Rule):
@@ -65,7 +55,7 @@ class ToolCallLoop(Rule):
             else:
                 run_start, run = position, 1
             if run == repeats and position >= len(earlier):
-                name, arguments = call_signature(call)
+                name, arguments = call_made(call)
                 first_index, first_call = calls[run_start]
                 yield Violation(
                     f"{name} was called {repeats} times in a row with the same arguments (first at message {ctx.label(first_index)})",
@@ -77,7 +67,7 @@ class ToolCallLoop(Rule):
 def _repeats(messages: list[dict], before: tuple[int, dict], after: tuple[int, dict]) -> bool:
     """Whether the later call repeats the earlier one: same tool, same arguments, and no
     different result came back in between."""
-    if call_signature(before[1]) != call_signature(after[1]):
+    if call_made(before[1]) != call_made(after[1]):
         return False
     first, second = _result_of(messages, *before), _result_of(messages, *after)
     return first is None or second is None or first == second
