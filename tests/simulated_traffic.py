@@ -9,7 +9,7 @@ in the system prompt; parallel tool results answered out of order; history trimm
 the middle that keeps the first system and user messages, or folded into a summary user
 message (LangChain's summarization middleware); reasoning dropped where the provider
 ignores it (text turns; tool-call turns of models no profile asks it back from; Claude's
-closed tool loops); a request retried after a 429, or sent again for another reply
+closed tool loops, and GLM's); a request retried after a 429, or sent again for another reply
 (regenerate) and the conversation going on from that one; thinking disabled where the model
 allows it; title calls and sub-agents under the main session's key; sessions with and
 without a key, under the several names a key goes by; replies logged as SSE streams, or
@@ -219,9 +219,11 @@ class Conversation:
         calls = reply.get("tool_calls") or []
         if self.style.reasoning not in (None, "inline") and (not calls or not self.style.passback_on_tool_turns) and self.rng.random() < 0.5:
             kept.pop(self.style.reasoning)  # legal: no provider here wants reasoning back on a text turn
-        if self.style.reasoning in ("thinking", "signature") and not calls and self.rng.random() < 0.5:
-            for message in self.history:  # legal: once the user speaks, closed tool loops may lose Claude's thinking, Gemini's signatures
-                message.pop(self.style.reasoning, None)
+        if (self.style.reasoning in ("thinking", "signature") or self.style.model.startswith("glm-")) and not calls and self.rng.random() < 0.5:
+            # legal: once the user speaks, closed tool loops may lose Claude's thinking, Gemini's
+            # signatures, GLM's reasoning_content (its chat template shows it only after the last user message)
+            # (copies: the requests already written hold these messages as they were sent)
+            self.history[:] = [{k: v for k, v in m.items() if k != self.style.reasoning} for m in self.history]
         if planted == "drop_reasoning":
             if self.style.reasoning == "inline":
                 kept["content"] = reply["content"].split("</think>", 1)[1].strip()

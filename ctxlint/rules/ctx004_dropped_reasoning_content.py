@@ -30,9 +30,10 @@ class DroppedReasoningContent(Rule):
     one, so a readable copy alone (`reasoning_content`, a `reasoning` string) is flagged.
 
     When pass-back is required comes from the packaged model profiles: DeepSeek's thinking
-    models, Kimi K2 thinking and MiniMax-M2 require it on turns that made tool calls; GLM
-    (4.5 and later) on tool-call turns, and on every turn when `thinking.clear_thinking` is false;
-    Claude with extended thinking on the tool-call turns of the tool loop still going (no
+    models, Kimi K2 thinking, MiniMax-M2 and GLM-5.3 require it on turns that made tool
+    calls; GLM 4.5 to 5.2 on the tool-call turns of the loop still going (its chat template
+    shows reasoning only after the last user message), and on every turn when
+    `thinking.clear_thinking` is false (preserved thinking); Claude with extended thinking on the tool-call turns of the tool loop still going (no
     user message after them), where reasoning is the `thinking` blocks; OpenAI reasoning
     models (GPT-5, o-series) on Responses API function calls sent back with their item id
     (`fc_…`), where reasoning is the `reasoning` items that came before them in the
@@ -41,8 +42,8 @@ class DroppedReasoningContent(Rule):
     function calls of the current turn, where reasoning is the thought signatures (on the
     calls' `extra_content.google.thought_signature` through its OpenAI-compatible API). Turns
     without tool calls of DeepSeek reasoner histories are not judged: the API ignores
-    reasoning there, so dropping it is legal, and so is dropping a Claude or Gemini 3
-    turn's reasoning once the user has spoken again (the API strips or skips it).
+    reasoning there, so dropping it is legal, and so is dropping a GLM, Claude or Gemini 3
+    turn's reasoning once the user has spoken again (the template or API strips or skips it).
 
     ## Why is this bad?
     Interleaved thinking models plan a tool loop in their reasoning. An app that stores
