@@ -113,11 +113,11 @@ SILENT_PARTS = ("text", "output_text", "thinking", "redacted_thinking", "reasoni
 COMPACTION = "compaction"  # a normalized assistant message's field: the provider's summary of what came before it
 
 
-def compacted(messages: list[dict[str, Any]]) -> bool:
-    """Whether the request carries a history the provider compacted (Anthropic's compaction
-    block, a Responses API compaction item): what came before it is in the provider's
-    summary, and the app may leave it out."""
-    return any(type(message) is dict and COMPACTION in message for message in messages)
+def provider_compaction(messages: list[dict[str, Any]]) -> int | None:
+    """Where the request carries a history the provider compacted (Anthropic's compaction
+    block, a Responses API compaction item), if it does: what came before it is in the
+    provider's summary, and the app may leave it out."""
+    return next((index for index, message in enumerate(messages) if type(message) is dict and COMPACTION in message), None)
 
 
 def last_assistant_before(messages: list[dict[str, Any]], end: int) -> int | None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ctxlint.chat import compacted as provider_compacted, role_of, text_of
+from ctxlint.chat import provider_compaction, role_of, text_of
 
 if TYPE_CHECKING:
     from ctxlint.ingest.record import Record
@@ -201,20 +201,23 @@ def _client_compaction_openings() -> tuple[str, ...]:
 
 def client_summary(message: dict[str, Any]) -> bool:
     """Whether a message is the summary a coding agent put in place of the history when it
-    compacted the conversation itself (Claude Code, Codex CLI): a line of its opening opens
+    compacted the conversation itself (Claude Code, Codex CLI, LangChain): a line of its opening opens
     with the line that agent's summary opens with (a `<system-reminder>` block may come
     first in the same message)."""
     openings = _client_compaction_openings()
     return any(" ".join(line.split()).startswith(openings) for line in text_of(message.get("content"))[:4000].splitlines())
 
 
-def compacted(messages: list[dict[str, Any]]) -> bool:
-    """Whether the request carries a history compacted by the provider (chat.compacted) or
-    by the coding agent that sends it (client_summary): what came before the summary is in
-    it, and the app may leave it out."""
+def compaction_at(messages: list[dict[str, Any]]) -> int | None:
+    """Where the request carries a history compacted by the provider
+    (chat.provider_compaction) or by the agent that sends it (client_summary), if it does:
+    what came before the summary is in it, and the app may leave it out."""
+    at = provider_compaction(messages)
+    if at is not None:
+        return at
     # the agent's summary opens the history it stands for: after the system prompt at most
-    return provider_compacted(messages) or any(role_of(message) in ("user", "system", "developer") and client_summary(message)
-                                                for message in messages[:3])
+    return next((index for index, message in enumerate(messages[:3])
+                 if role_of(message) in ("user", "system", "developer") and client_summary(message)), None)
 
 
 def source_text(source_id: str) -> str:

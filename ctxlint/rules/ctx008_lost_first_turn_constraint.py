@@ -5,7 +5,7 @@ from functools import lru_cache
 from typing import Iterable
 
 from ctxlint.chat import CJK_RUN, excerpt, greeting_only, message_identity, role_of, text_of
-from ctxlint.profiles.lookup import compacted
+from ctxlint.profiles.lookup import compaction_at
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx014_undeclared_tool import declared_tool_names
 from ctxlint.sessions.model import STEERING_ROLES, opening_kind
@@ -192,9 +192,9 @@ class LostFirstTurnConstraint(Rule):
     turn, trimmed history or not). The prompt that took over, or the rewritten one, is
     then what must be kept; a prompt cut short, with nothing new, is a loss. Once the
     provider compacts the conversation (Anthropic's `compaction` block, a Responses API
-    `compaction` item), or a coding agent that compacts it itself (Claude Code, Codex CLI:
-    a summary message that opens with the agent's continuation line, listed in the model
-    profiles), that summary stands for the messages that came before, and the app may
+    `compaction` item), or an agent that compacts it itself (Claude Code, Codex CLI,
+    LangChain's SummarizationMiddleware: a summary message that opens with the agent's
+    continuation line, listed in the model profiles), that summary stands for the messages that came before, and the app may
     leave them out; the system prompt is not compacted, and must still be sent. A system
     prompt cut short while the whole conversation is carried is a loss too: another
     agent taking the run over sends a prompt that says something new.
@@ -240,7 +240,7 @@ class LostFirstTurnConstraint(Rule):
                 continue
             index, original, since, label, index_label = kept
             original_text = text_of(original.get("content"))
-            if key == "user" and compacted(ctx.messages):
+            if key == "user" and compaction_at(ctx.messages) is not None:
                 del ctx.session.opening[key]
                 continue  # the provider compacted the conversation: its summary stands for what came before
             subject = f"the session's first {role_of(original)} message"

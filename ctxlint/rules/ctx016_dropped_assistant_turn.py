@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ctxlint.chat import comparable_text, excerpt, role_of, says_nothing, text_of, tool_call_ids
-from ctxlint.profiles.lookup import compacted
+from ctxlint.profiles.lookup import compaction_at
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates
 from ctxlint.sessions.history import Transition
@@ -29,9 +29,11 @@ class DroppedAssistantTurn(Rule):
     a reply cut away with everything before it while its tool results open the request:
     a history trimmed at its head inside a tool exchange, which CTX001 (the results left
     without their call) and CTX008 (the first messages lost) report. Nor is a request
-    that carries a history the provider compacted (Anthropic's `compaction` block, a
-    Responses API `compaction` item) or the coding agent compacted (Claude Code's or
-    Codex CLI's summary message): what came before it is in the summary.
+    that compacts the history, where the provider compacted it (Anthropic's `compaction`
+    block, a Responses API `compaction` item) or the agent did (the summary message of
+    Claude Code, Codex CLI or LangChain's SummarizationMiddleware): what came before it
+    is in the summary. A summary carried on from an earlier request stands for nothing
+    left out since.
     Nor is a text reply folded, with the history before it, into a summary the request
     puts in place of what it cut (one that restates the reply's words): CTX008 judges
     what the summary kept.
@@ -79,8 +81,8 @@ class DroppedAssistantTurn(Rule):
 
     def check(self, ctx) -> Iterable[Violation]:
         found = list(self._dropped(ctx))
-        if found and compacted(ctx.messages):
-            return  # the provider compacted the history: what it left out is in its summary
+        if found and _compacts_what_came_before(ctx):
+            return  # this request compacted the history: what it left out is in the summary
         yield from found
 
     def _dropped(self, ctx) -> Iterable[Violation]:
@@ -158,6 +160,20 @@ def _says(message: dict, reply: dict) -> bool:
     """Whether an assistant message carries the reply's text (besides tool calls of its own)."""
     return role_of(message) == "assistant" and comparable_text(text_of(message.get("content"))) == comparable_text(text_of(reply.get("content")))
 
+
+
+def _compacts_what_came_before(ctx) -> bool:
+    """Whether this request puts a compaction summary (compaction_at) in place of the
+    previous request's messages: a new one, with none of them carried after it. A summary
+    carried on from before stands for nothing left out since, and one followed by messages
+    the previous request sent (the ones it keeps) stands for none of those or what came
+    after them: the previous reply among them."""
+    summary = compaction_at(ctx.messages)
+    if summary is None or ctx.turn.identities[summary] in ctx.previous.identities:
+        return False
+    transition = ctx.transition
+    sent = len(ctx.previous.identities)
+    return not any(position is not None and position > summary for position in transition.mapping[:sent])
 
 def _ended_with_tool_results(turn) -> bool:
     return bool(turn.identities) and turn.identities[-1][0] == "tool"
