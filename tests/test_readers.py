@@ -512,6 +512,23 @@ def test_a_streamed_delta_whose_tool_calls_is_not_a_list_carries_no_calls():
     assert parse_response(chunks).message == {"role": "assistant", "content": "Hi!"}
 
 
+def test_a_reply_under_message_is_read_and_a_list_of_unknown_objects_is_no_empty_reply(tmp_path):
+    """A reply logged as `{"message": {...}, "finish_reason": ...}` is that message. A list
+    of objects none of which is a stream chunk says nothing of the reply: it is not an
+    empty (filtered) one, which would excuse the two user messages that follow it."""
+    import orjson
+
+    assert parse_response({"message": {"role": "assistant", "content": "Hi"}, "finish_reason": "stop"}).message == {"role": "assistant", "content": "Hi"}
+    unknown = parse_response([{"message": {"role": "assistant", "content": "Hi"}}, {"note": "cached"}])
+    assert unknown.message is None and unknown.finish_reason is None and not unknown.failed
+    asked = {"role": "user", "content": "Weather in Paris today?"}
+    lines = [{"session_id": "a", "request": {"model": "gpt-4o", "messages": [asked]}, "response": [{"message": {"role": "assistant", "content": "Sunny."}}]},
+             {"session_id": "a", "request": {"model": "gpt-4o", "messages": [asked, {"role": "user", "content": "And tomorrow?"}]}}]
+    log = tmp_path / "replies.jsonl"
+    log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    assert code_lines(json_report(str(log))) == [("CTX003", 2)]
+
+
 def test_a_json_document_or_a_cassette_is_read_from_stdin():
     """`-` with --input-format json or cassette reads the whole of stdin as that document."""
     document = (FIXTURES / "readers" / "request_log_as_json_list.json").read_bytes()

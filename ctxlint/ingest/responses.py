@@ -46,6 +46,11 @@ def parse_response(body: Any, status: int | None = None) -> Response | None:
         return converse.parse_response_object(body, status)
     if body.get("role") == "assistant":  # the reply's message alone, as trace exports keep it
         return Response(message=body, status=status)
+    message = body.get("message")
+    if isinstance(message, dict) and message.get("role") == "assistant":  # ... or under `message`, beside its finish reason
+        return Response(message=message, finish_reason=str_or_none(body.get("finish_reason")),
+                        usage=body.get("usage") if isinstance(body.get("usage"), dict) else None, status=status,
+                        model=str_or_none(body.get("model")), id=str_or_none(body.get("id")))
     if body.get("object") == "chat.completion.chunk":
         return assemble_chunks([body], status)
     choices = body.get("choices")
@@ -124,6 +129,7 @@ def assemble_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> 
     details: list[Any] = []
     calls: dict[int, dict[str, Any]] = {}
     finish_reason = usage = model = error = reply_id = None
+    streamed = False  # a chunk carried choices: what came is a stream of one, not objects of another kind
     for chunk in chunks:
         if isinstance(chunk.get("error"), (dict, str)):
             error = _error_of(chunk)
@@ -134,6 +140,7 @@ def assemble_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> 
         choices = chunk.get("choices")
         if not isinstance(choices, list):
             continue
+        streamed = True
         for choice in choices:
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:
                 continue
@@ -154,6 +161,8 @@ def assemble_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> 
                     _merge_call(calls, fragment, position)
     if error is not None:
         return Response(error=error, status=status, model=model)
+    if not streamed:
+        return Response(status=status, model=model, id=reply_id)  # no reply ctxlint can read: not an empty one
     message: dict[str, Any] = {"role": "assistant", "content": "".join(parts["content"]) or None}
     for name in REASONING_FIELDS[:2]:
         if parts[name]:
