@@ -33,8 +33,9 @@ class DroppedReasoningContent(Rule):
     models, Kimi K2 thinking, MiniMax-M2 and GLM-5.3 require it on turns that made tool
     calls; GLM 4.5 to 5.2 on the tool-call turns of the loop still going (its chat template
     shows reasoning only after the last user message), and on every turn when
-    `thinking.clear_thinking` is false (preserved thinking); Claude with extended thinking on the tool-call turns of the tool loop still going (no
-    user message after them), where reasoning is the `thinking` blocks; OpenAI reasoning
+    `thinking.clear_thinking` is false (preserved thinking); Claude with extended thinking
+    on the tool-call turns of the tool loop still going (no user message after them),
+    where reasoning is the `thinking` blocks; OpenAI reasoning
     models (GPT-5, o-series) on Responses API function calls sent back with their item id
     (`fc_…`), where reasoning is the `reasoning` items that came before them in the
     response (a call sent without its item id is not linked to any; with `store: false`
