@@ -399,6 +399,28 @@ def greeting_only(text: str) -> bool:
     return _GREETING.fullmatch(folded) is not None
 
 
+# A message whose first words say it is a summary of the conversation so far: what an app
+# puts in place of the history it cut, in its own words (CTX003). A known agent's line is
+# profile data (profiles.client_summary); this is the wording anyone's summary opens with.
+_SUMMARY_ANNOUNCEMENT = re.compile(
+    r"\W*(?:(?:here is|here's|below is|this is|the following is) )?(?:an? |the )?(?:brief |short |concise |running )?"
+    r"(?:summary|recap) of (?:the |our |this |your )?(?:previous |prior |earlier |past )?"
+    r"(?:conversation|chat|discussion|dialog(?:ue)?|session|exchange|messages)\b"
+    r"|\W*(?:previous |prior |earlier )?(?:conversation|chat|discussion|session) (?:summary|recap)\b"
+    r"|\W*(?:以下是|这是|下面是)?(?:之前|此前|先前|前面|上文|历史)?的?(?:对话|会话|聊天)(?:内容|记录)?的?(?:摘要|总结|概要)[:：]")
+SUMMARY_WORDS_AT_LEAST = 12  # a summary says something: "Summary of our chat, please?" asks for one
+
+
+def announces_summary(message: dict[str, Any]) -> bool:
+    """Whether a message opens by saying it summarizes the conversation so far, and goes on
+    to (at least SUMMARY_WORDS_AT_LEAST words, a CJK character counting as one)."""
+    text = text_of(message.get("content"))
+    head = " ".join(text[:300].lower().split())
+    if _SUMMARY_ANNOUNCEMENT.match(head) is None:
+        return False
+    return len(text.split()) + len(CJK_CHARACTER.findall(text)) >= SUMMARY_WORDS_AT_LEAST
+
+
 def message_identity(message: dict[str, Any]) -> tuple:
     """message_identity_of, once per message object (histories share their messages)."""
     known = _IDENTITIES.get(message)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import different_participants, excerpt, no_reply, role_of, short_hash, text_of
+from ctxlint.chat import announces_summary, different_participants, excerpt, no_reply, role_of, short_hash, text_of
 from ctxlint.profiles.lookup import client_summary
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates_cut_history
@@ -15,9 +15,11 @@ class ConsecutiveUserMessages(Rule):
     participants of a group chat, told apart by different `name` fields (the field
     chat-completions defines for that), are not flagged, and neither is a summary that a
     request puts in place of the history it cut (before the messages it kept, or restating
-    what it cut in five content words or more), sent as a user message next to one
-    (LangChain's SummarizationMiddleware sends its summary so, before the messages it kept;
-    Claude Code's compaction summary comes before the user's next prompt),
+    what it cut in five content words or more, or opening with the line a known agent's
+    summary opens with, or saying it is one: "Summary of our conversation so far: …",
+    "以下是之前对话的摘要：…"), sent as a user message next to one (LangChain's
+    SummarizationMiddleware sends its summary so, before the messages it kept; Claude
+    Code's compaction summary comes before the user's next prompt),
     nor an attachment sent as a user message of its own (only images, audio or files, no
     text) next to the message that says what to do with it: that is one user turn. Nor is
     a message whose request the provider refused (an error reply, logged) or whose reply
@@ -71,7 +73,8 @@ class ConsecutiveUserMessages(Rule):
             if role_of(messages[index]) == "user" and role_of(messages[index - 1]) == "user" \
                     and not different_participants(messages[index - 1], messages[index]) \
                     and identities[index] not in summaries and identities[index - 1] not in summaries \
-                    and identities[index - 1] not in refused and not client_summary(messages[index - 1]):
+                    and identities[index - 1] not in refused and not client_summary(messages[index - 1]) \
+                    and not announces_summary(messages[index - 1]):
                 first, second = (text_of(messages[i].get("content")) for i in (index - 1, index))
                 if _attachment_only(messages[index - 1], first) or _attachment_only(messages[index], second):
                     continue
