@@ -6,10 +6,15 @@ from typing import Iterable
 from ctxlint.chat import excerpt
 from ctxlint.rules.base import Rule, Violation
 
-# Phrases providers use when a prompt does not fit (OpenAI, DeepSeek, Zhipu, Moonshot, vLLM, Anthropic).
+# Phrases providers use when a prompt does not fit (OpenAI, DeepSeek, Zhipu, Moonshot, vLLM,
+# Anthropic; Zhipu's "Prompt exceeds max length", DashScope's "Range of input length should be
+# [1, N]", Volcengine Ark's "Total tokens of image and text exceed max message tokens").
 CONTEXT_LENGTH_ERROR = re.compile(
     r"context[_ ]length|context window|maximum context|too many tokens|prompt is too long|input is too long|"
-    r"reduce the length|exceeds? the (?:model's )?(?:max|maximum)|token limit|上下文长度|超出.*(?:长度|上下文)",
+    r"reduce the length|exceeds? the (?:model's )?(?:max|maximum)|token limit|"
+    r"(?:prompt|input|messages?) (?:length )?exceeds? (?:the )?max(?:imum)? length|range of input length|"
+    r"exceeds? (?:the )?max(?:imum)? (?:message|input|prompt|context) tokens|"
+    r"上下文长度|超出.*(?:长度|上下文)|超过.*(?:最大长度|上下文)|(?:prompt|输入|提示词?)\s*超长",
     re.IGNORECASE,
 )
 
