@@ -25,3 +25,26 @@ def test_modified_reasoning_names_the_reply_of_the_turn_that_reused_a_call_id():
     [finding] = report["findings"]
     assert finding["message"].endswith("changed from what the model returned (turn 2 response)")
     assert finding["evidence"]["seen_in"] == "turn 2 response"
+
+
+def test_provider_errors_are_classified_by_what_the_provider_said(tmp_path):
+    """Errors as DeepSeek, Moonshot, OpenAI, Anthropic and Gemini word them: the class names
+    the rule family to look at (message order, thinking/reasoning)."""
+    import orjson
+
+    said = [
+        ("deepseek-reasoner", "Missing `reasoning_content` field in the assistant message at message index 2.", "thinking/reasoning"),
+        ("kimi-k2.5", "thinking is enabled but reasoning_content is missing in assistant tool call message at index 2", "thinking/reasoning"),
+        ("gpt-4o", "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'.", "message order"),
+        ("claude-sonnet-4-5", "messages.2: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_x.", "message order"),
+        ("deepseek-reasoner", "deepseek-reasoner does not support successive user or assistant messages (messages[1] and messages[2] in "
+                              "your input). You should interleave the user/assistant messages in the message sequence.", "message order"),
+        ("gemini-2.5-flash", "Please ensure that function call turn comes immediately after a user turn or after a function response turn.",
+         "message order"),
+    ]
+    log = tmp_path / "errors.jsonl"
+    log.write_bytes(b"".join(orjson.dumps({"session_id": f"s{n}", "request": {"model": model, "messages": [{"role": "user", "content": "hi"}]},
+                                           "response": {"error": {"message": message, "type": "invalid_request_error"}}, "status": 400}) + b"\n"
+                             for n, (model, message, _) in enumerate(said)))
+    classes = [finding["message"].split("(")[1].split(",")[0] for finding in json_report(str(log))["findings"]]
+    assert classes == [kind for _, _, kind in said]

@@ -15,7 +15,8 @@ ERROR_CLASSES = (
     ("model output", re.compile(r"tool_use_failed|failed_generation|did not call a tool|failed to call a function"
                                 r"|(?:could not|failed to) parse (?:the )?(?:tool|function) call", re.IGNORECASE)),
     ("thinking/reasoning", re.compile(r"reasoning|thinking|thought|思考", re.IGNORECASE)),
-    ("message order", re.compile(r"tool_call_id|tool_calls|tool_use|tool_result|tool output|function_call|must be followed|preceding|role|alternat|consecutive|order", re.IGNORECASE)),
+    ("message order", re.compile(r"tool_call_id|tool_calls|tool_use|tool_result|tool output|function_call|function call turn|function response|must be followed|"
+                                 r"preceding|role|alternat|consecutive|successive|interleave|order", re.IGNORECASE)),
     ("rate limit", re.compile(r"rate.?limit|too many requests|quota|throttl|限流", re.IGNORECASE)),
     ("auth", re.compile(r"api.?key|unauthori|forbidden|authentication|permission|invalid token", re.IGNORECASE)),
     ("server error", re.compile(r"overloaded|internal server error|service unavailable|bad gateway|temporarily unavailable|服务繁忙|系统繁忙", re.IGNORECASE)),
