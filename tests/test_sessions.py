@@ -59,6 +59,29 @@ def test_same_opening_in_two_conversations_does_not_merge_them_later():
     assert grouping(records) == [[1, 2], [3, 4]]
 
 
+def test_a_request_goes_on_from_the_conversation_whose_calls_its_results_answer():
+    """Two conversations open alike; one stores its tool-call turn as its text alone and
+    keeps the result: the result's call id names the conversation it goes on from (not the
+    latest one that opened alike), and the other goes on untouched."""
+    records = read_inputs([str(FIXTURES / "rules" / "CTX001" / "fail_tool_turn_stored_as_text_in_one_of_two_conversations_that_open_alike_without_a_key.jsonl")]).records
+    assert [[turn.record.line for turn in session.turns] for session in build_sessions(records)] == [[1, 3], [2, 4]]
+
+
+def test_among_conversations_that_open_alike_a_request_goes_on_from_its_models():
+    """The same prompt and question sent to two models, each reply stored re-worded (the
+    app keeps the text of a structured answer), so no request carries a reply as logged:
+    the request that goes on tells the two apart by its model (the latest was taken)."""
+    def sent(line, model, messages, reply):
+        return Record(file="log.jsonl", line=line, shape="bare", request={"model": model, "messages": messages},
+                      response=Response(message=A(reply)), scope="log.jsonl")
+
+    records = [sent(1, "kimi-k2-thinking", [S, U("plan a trip to Qingdao")], '{"plan": "three days from Friday"}'),
+               sent(2, "glm-4.6", [S, U("plan a trip to Qingdao")], '{"plan": "two days, hotels first"}'),
+               sent(3, "kimi-k2-thinking", [S, U("plan a trip to Qingdao"), A("three days from Friday"), U("yes, two people")], "ok"),
+               sent(4, "glm-4.6", [S, U("plan a trip to Qingdao"), A("two days, hotels first"), U("book the hotels")], "ok")]
+    assert [[turn.record.line for turn in session.turns] for session in build_sessions(records)] == [[1, 3], [2, 4]]
+
+
 def test_defects_do_not_split_a_session():
     assistant_with_reasoning = A(None, tool_calls=[call("c1")], reasoning_content="plan")
     records = [
