@@ -82,6 +82,22 @@ def test_among_conversations_that_open_alike_a_request_goes_on_from_its_models()
     assert [[turn.record.line for turn in session.turns] for session in build_sessions(records)] == [[1, 3], [2, 4]]
 
 
+def test_an_opening_another_model_sends_again_opens_a_conversation_of_its_own():
+    """The same prompt and question, later sent to another model: one message in common is
+    no tie to a conversation that went on past it (its results lost there), which goes on."""
+    call = A("", tool_calls=[{"id": "call_h1", "type": "function", "function": {"name": "search", "arguments": "{}"}}])
+
+    def sent(line, model, messages, reply):
+        return Record(file="log.jsonl", line=line, shape="bare", request={"model": model, "messages": messages},
+                      response=Response(message=reply), scope="log.jsonl")
+
+    records = [sent(1, "gpt-4.1", [S, U("plan Hangzhou")], call),
+               sent(2, "gpt-4.1", [S, U("plan Hangzhou"), call], A("Day 1: West Lake.")),
+               sent(3, "doubao-seed-1-6-250615", [S, U("plan Hangzhou")], A("Which dates?")),
+               sent(4, "gpt-4.1", [S, U("plan Hangzhou"), call, A("Day 1: West Lake."), U("and day 2?")], A("Day 2: Xixi."))]
+    assert [[turn.record.line for turn in session.turns] for session in build_sessions(records)] == [[1, 2, 4], [3]]
+
+
 def test_defects_do_not_split_a_session():
     assistant_with_reasoning = A(None, tool_calls=[call("c1")], reasoning_content="plan")
     records = [

@@ -21,7 +21,10 @@ class ConsecutiveUserMessages(Rule):
     SummarizationMiddleware sends its summary so, before the messages it kept; Claude
     Code's compaction summary comes before the user's next prompt),
     nor an attachment sent as a user message of its own (only images, audio or files, no
-    text) next to the message that says what to do with it: that is one user turn. Nor is
+    text) next to the message that says what to do with it: that is one user turn. Nor are
+    two messages the previous request sent with others between them that this request
+    cut: history trimmed from the middle (the first user message kept, the newest turns
+    after it), which leaves the user's first message next to the oldest one kept. Nor is
     a message whose request the provider refused (an error reply, logged) or whose reply
     said nothing (no text and no tool calls: filtered, `finish_reason` `content_filter`,
     or empty) followed by the user's next one: no reply came to keep between them.
@@ -78,6 +81,8 @@ class ConsecutiveUserMessages(Rule):
                 first, second = (text_of(messages[i].get("content")) for i in (index - 1, index))
                 if _attachment_only(messages[index - 1], first) or _attachment_only(messages[index], second):
                     continue
+                if transition is not None and transition.cut_between(index - 1, index):
+                    continue  # history trimmed from the middle: what stood between them was cut, not lost
                 yield Violation(
                     f"messages {ctx.label(index - 1)} and {ctx.label(index)} are both user messages",
                     key=(short_hash(first), short_hash(second)),

@@ -291,8 +291,9 @@ class ChainInference:
                 needed = 1
             if not (score >= needed or (score and whole)):
                 continue
-            if score < 2 and _other_agent(candidate.prompt, candidate.model, prompt, model):
-                continue  # one message in common (an opening many send alike) and another agent's request
+            if score < 2 and (_other_agent(candidate.prompt, candidate.model, prompt, model)
+                              or None not in (candidate.model, model) and candidate.model != model):
+                continue  # one message in common (an opening many send alike) and another agent's or model's request
             cut_at_anchor += cut
             # the most messages agreeing; among as many, the one whose reply the request
             # carries or whose reply's calls it answers (a reply stored otherwise, its results

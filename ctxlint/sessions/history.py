@@ -43,6 +43,12 @@ class Transition:
         """The next request left out some of the previous request's messages."""
         return None in self.mapping[:self._sent]
 
+    def cut_between(self, first: int, second: int) -> bool:
+        """Whether the previous request sent the messages now at `first` and `second`, with
+        messages between them that this request left out (history trimmed from the middle)."""
+        sent = self.mapping[:self._sent]
+        return first in sent and second in sent and sent.index(second) - sent.index(first) > 1
+
     def left_out(self, identities: list[tuple]) -> list[int]:
         """Indexes of the previous request's conversation messages (`identities` are its
         own) that the next request left out; not its system prompt, which apps refresh."""
