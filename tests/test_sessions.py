@@ -98,6 +98,35 @@ def test_an_opening_another_model_sends_again_opens_a_conversation_of_its_own():
     assert [[turn.record.line for turn in session.turns] for session in build_sessions(records)] == [[1, 2, 4], [3]]
 
 
+def test_a_request_goes_on_from_the_conversation_whose_call_turn_it_carries_not_one_sharing_its_texts():
+    """Templated texts many conversations share ("OK, day 2: ...", "continue") agree with
+    another conversation as much as the request's own history does; the call turn it
+    carries (ids one conversation alone has) and the reply after it decide."""
+    call = A("", tool_calls=[{"id": "call_own", "type": "function", "function": {"name": "search", "arguments": "{}"}}])
+    other = A("", tool_calls=[{"id": "call_other", "type": "function", "function": {"name": "search", "arguments": "{}"}}])
+    result = {"role": "tool", "tool_call_id": "call_other", "content": "3 hotels"}
+    day2, go_on = A("OK, day 2: the old town."), U("continue")
+    records = [rec(1, [S, U("plan Xiamen")], other),
+               rec(2, [S, U("plan Xiamen"), other, result], day2),
+               rec(3, [S, U("plan Xiamen"), other, result, day2, go_on], A("Day 3: the island.")),
+               rec(4, [S, U("plan Xiamen")], call),
+               rec(5, [S, U("plan Xiamen"), call], day2),  # its result lost (CTX002)
+               rec(6, [S, U("plan Xiamen"), call, day2, go_on], A("Day 3: the beach."))]
+    assert grouping(records) == [[1, 2, 3], [4, 5, 6]]
+
+
+def test_an_opening_sent_alone_after_its_conversation_went_past_it_opens_another():
+    """The same first question again, once the conversation that asked it has gone on: another
+    conversation that opens alike (a first question many users ask), whose own next request
+    goes on from it."""
+    call = A("", tool_calls=[{"id": "call_a", "type": "function", "function": {"name": "search", "arguments": "{}"}}])
+    records = [rec(1, [S, U("plan Xi'an")], call),
+               rec(2, [S, U("plan Xi'an"), call], A("Day 1: the city wall.")),
+               rec(3, [S, U("plan Xi'an")], A("Which dates?")),
+               rec(4, [S, U("plan Xi'an"), A("Which dates?"), U("next Friday")])]
+    assert grouping(records) == [[1, 2], [3, 4]]
+
+
 def test_defects_do_not_split_a_session():
     assistant_with_reasoning = A(None, tool_calls=[call("c1")], reasoning_content="plan")
     records = [

@@ -198,6 +198,19 @@ def _went_on_without_exchange(candidate: _Open, messages: list, conversation: li
     return _agreement(candidate, identities, candidate.question)[0]
 
 
+def _carried_after_anchor(candidate: _Open, identities: list[tuple], at: int) -> int:
+    """How many of what followed the candidate's anchor (the assistant turns its last request
+    sent after it, then the reply it got) the request carries right after the anchor, at
+    `at`: a request that goes on from that conversation repeats them (a call turn's ids are
+    one conversation's own, where the texts around it may be everyone's)."""
+    history = candidate.history
+    after = history[len(history) - history[::-1].index(candidate.anchor):]
+    carried = 0
+    while carried < len(after) and at + 1 + carried < len(identities) and identities[at + 1 + carried] == after[carried]:
+        carried += 1
+    return carried
+
+
 def _anchor(history: list[tuple]) -> tuple | None:
     for identity in reversed(history):
         if identity[0] != "assistant":
@@ -277,11 +290,13 @@ class ChainInference:
                     # opens alike (a test run's scenario, a first question many users ask),
                     # or a regeneration, whose reply the conversation goes on from
                     continue
+            elif len(identities) == candidate.opened < candidate.sent and identities == candidate.history[:candidate.opened]:
+                continue  # its opening alone once the conversation went past it: another that opens alike
             score, whole = _agreement(candidate, identities)
             reply = candidate.reply
             at = _position(identities, candidate.anchor, last=True) if score else None
-            if at is not None and reply is not None and at + 1 < len(identities) and identities[at + 1] == reply:
-                score += 1  # the reply it got, right after its anchor: a request that goes on from it
+            if at is not None:
+                score += _carried_after_anchor(candidate, identities, at)
             # Two agreeing messages, or all there are before the anchor in a session's first
             # request; or the anchor alone where a kept-last-N history (or a summary of what
             # it cut) starts right at it.
