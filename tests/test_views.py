@@ -141,3 +141,13 @@ def test_show_keeps_a_result_on_its_row_when_a_window_cuts_its_call():
     # reply turn 4 got (not logged), not a summary put in the history
     cut = [m for m in record["messages"] if m["turns"].get("4", {}).get("status") == "sent" and m is not porto[0]]
     assert {m["turns"]["5"]["status"] for m in cut if m["role"] not in ("system", "user") or "Porto" in m["excerpt"]} == {"dropped"}
+
+
+def test_show_reads_a_window_of_calls_as_a_trim_not_a_summary():
+    """No replies logged, keep-last-N: the new call turn a window opens with is no summary
+    of what it cut (a summary is a text); the messages cut are trimmed, or lost against
+    the rules where check reports them (the first system and user messages, CTX008)."""
+    case = str(FIXTURES / "rules" / "CTX008" / "fail_keep_last_n_cut_the_prompt_with_no_replies_logged.jsonl")
+    record = orjson.loads(run_cli("show", case, "--session", "qd-7", "--format", "json").stdout)
+    statuses = {m["message"]: (m["turns"]["3"]["status"], m["turns"]["3"]["legal"]) for m in record["messages"] if "3" in m["turns"]}
+    assert statuses == {1: ("dropped", False), 2: ("dropped", False), 3: ("dropped", True), 4: ("dropped", True), 5: ("sent", True), 6: ("sent", True)}

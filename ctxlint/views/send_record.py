@@ -94,6 +94,23 @@ def _is_cut_opening(finding: Finding, entry: Entry) -> bool:
     return index is not None and then is not None and then.kind != DROPPED and then.index == index
 
 
+def _unlogged_reply(previous: Turn, turn: Turn, transition) -> int | None:
+    """Where this request carries the reply the previous one got, when that reply was not
+    logged: right after the message it answered, or, where a window cut that message (the
+    previous request ended on a user or tool message), the request's first assistant
+    message, when nothing the previous request sent is carried before it."""
+    if transition.response_index is not None or not transition.mapping:
+        return None
+    if transition.mapping[-1] is not None:
+        return transition.mapping[-1] + 1
+    if not previous.identities or previous.identities[-1][0] not in ("user", "tool"):
+        return None
+    first = next((index for index, message in enumerate(turn.messages) if role_of(message) == "assistant"), None)
+    if first is None or any(position is not None and position < first for position in transition.mapping):
+        return None
+    return first
+
+
 class SendRecordBuilder:
     def __init__(self, session: Session, findings: list[Finding], profiles: ProfileBook, counter: TokenCounter,
                  turn_tokens: dict[int, tuple[int, str]]) -> None:
@@ -130,10 +147,7 @@ class SendRecordBuilder:
             transition = align(previous_turn, turn) if previous_turn is not None else None
             edited = transition.edited_at if transition is not None else None
             stored = transition.stored if transition is not None else None
-            # the reply the previous request got, not logged, right after the message it answered
-            unlogged_reply = None
-            if transition is not None and transition.response_index is None and transition.mapping and transition.mapping[-1] is not None:
-                unlogged_reply = transition.mapping[-1] + 1
+            unlogged_reply = _unlogged_reply(previous_turn, turn, transition) if transition is not None else None
             previous_turn = turn
             matched: dict[int, Entry] = {}
             cursor = -1
@@ -159,8 +173,8 @@ class SendRecordBuilder:
             last_kept = max(matched, default=-1)
             # A summary is a new message put into the history rather than new input: inserted
             # before kept messages, or an assistant/system message no response returned, sent
-            # ahead of this turn's new user input.
-            new = [i for i in range(len(turn.messages)) if i not in matched]
+            # ahead of this turn's new user input; a text, not a turn that made tool calls.
+            new = [i for i in range(len(turn.messages)) if i not in matched and not tool_call_ids(turn.messages[i])]
             first_new_user = next((i for i in new if role_of(turn.messages[i]) == "user"), len(turn.messages))
             inserted = [i for i in new if i < last_kept or (turn.number > 1 and i < first_new_user and i != unlogged_reply
                                                               and role_of(turn.messages[i]) in ("assistant", *STEERING_ROLES))]
