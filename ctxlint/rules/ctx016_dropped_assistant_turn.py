@@ -161,7 +161,6 @@ def _says(message: dict, reply: dict) -> bool:
     return role_of(message) == "assistant" and comparable_text(text_of(message.get("content"))) == comparable_text(text_of(reply.get("content")))
 
 
-
 def _compacts_what_came_before(ctx) -> bool:
     """Whether this request puts a compaction summary (compaction_at) in place of the
     previous request's messages: a new one, with none of them carried after it. A summary
@@ -171,9 +170,8 @@ def _compacts_what_came_before(ctx) -> bool:
     summary = compaction_at(ctx.messages)
     if summary is None or ctx.turn.identities[summary] in ctx.previous.identities:
         return False
-    transition = ctx.transition
-    sent = len(ctx.previous.identities)
-    return not any(position is not None and position > summary for position in transition.mapping[:sent])
+    return not ctx.transition.carries_after(summary)
+
 
 def _ended_with_tool_results(turn) -> bool:
     return bool(turn.identities) and turn.identities[-1][0] == "tool"

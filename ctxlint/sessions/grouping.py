@@ -624,16 +624,21 @@ def _cut_at_its_head(threads: list[Thread], record: Record) -> Thread | None:
     its prompt cut with it: a defect CTX008 reports), not another agent's. It goes on from
     the key's latest conversation in the same log held by its model (the same model names
     the same agent where the cut took the prompt)."""
-    first = next((message for message in record.messages if role_of(message) not in STEERING_ROLES), None)
+    first = _opening_message(record)
     if first is None or role_of(first) not in ("assistant", "tool"):
         return None
     return next((thread for thread in reversed(threads) if thread.log == live_path(record.file) and thread.model == record.model), None)
 
 
+def _opening_message(record: Record) -> dict | None:
+    """The first message of the request's conversation (after its system prompt)."""
+    return next((message for message in record.messages if role_of(message) not in STEERING_ROLES), None)
+
+
 def _answering(threads: list[Thread], record: Record) -> Thread | None:
     """The thread whose last reply's calls the request's conversation opens by answering:
     its history kept from those results on (keep-last-N inside a tool exchange)."""
-    first = next((message for message in record.messages if role_of(message) not in STEERING_ROLES), None)
+    first = _opening_message(record)
     if first is None or role_of(first) != "tool" or not isinstance(first.get("tool_call_id"), str):
         return None
     answered = hash(first["tool_call_id"])

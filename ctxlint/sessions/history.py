@@ -49,6 +49,10 @@ class Transition:
         sent = self.mapping[:self._sent]
         return first in sent and second in sent and sent.index(second) - sent.index(first) > 1
 
+    def carries_after(self, position: int) -> bool:
+        """Whether the next request carries a message the previous one sent after `position`."""
+        return any(index is not None and index > position for index in self.mapping[:self._sent])
+
     def left_out(self, identities: list[tuple]) -> list[int]:
         """Indexes of the previous request's conversation messages (`identities` are its
         own) that the next request left out; not its system prompt, which apps refresh."""

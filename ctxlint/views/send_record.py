@@ -11,7 +11,7 @@ from ctxlint.chat import REASONING_FIELDS, Quoted, excerpt, last_user_index, mes
 from ctxlint.ingest.call_ids import unpaired_form
 from ctxlint.profiles import ProfileBook, passback_required, sealed_only
 from ctxlint.rules.base import Finding
-from ctxlint.sessions.history import align
+from ctxlint.sessions.history import Transition, align
 from ctxlint.sessions.model import STEERING_ROLES, Session, Turn
 from ctxlint.tokens.counter import TokenCounter
 
@@ -94,7 +94,7 @@ def _is_cut_opening(finding: Finding, entry: Entry) -> bool:
     return index is not None and then is not None and then.kind != DROPPED and then.index == index
 
 
-def _unlogged_reply(previous: Turn, turn: Turn, transition) -> int | None:
+def _unlogged_reply(previous: Turn, turn: Turn, transition: Transition) -> int | None:
     """Where this request carries the reply the previous one got, when that reply was not
     logged: right after the message it answered, or, where a window cut that message (the
     previous request ended on a user or tool message), the request's first assistant
