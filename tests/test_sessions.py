@@ -127,6 +127,16 @@ def test_an_opening_sent_alone_after_its_conversation_went_past_it_opens_another
     assert grouping(records) == [[1, 2], [3, 4]]
 
 
+def test_under_a_key_an_agent_of_another_prompt_opening_with_its_greeting_is_its_own_conversation():
+    """A conversation that opens with an assistant message is a history cut at its head only
+    where it sends no prompt or its thread's: a sub-agent of another prompt, under the main
+    agent's key, whose conversation opens with its own greeting, is another part."""
+    records = [rec(1, [S, U("plan a trip to Rome")], A("Which dates?"), key="k"),
+               rec(2, [{"role": "system", "content": "You are the booking agent."}, A("Hello, I book hotels."), U("Rome, 3 nights")], key="k"),
+               rec(3, [A("Which dates?"), U("next Friday")], key="k")]  # the main conversation, its head cut
+    assert [(s.id, [t.record.line for t in s.turns]) for s in build_sessions(records)] == [("k", [1, 3]), ("k#2", [2])]
+
+
 def test_defects_do_not_split_a_session():
     assistant_with_reasoning = A(None, tool_calls=[call("c1")], reasoning_content="plan")
     records = [

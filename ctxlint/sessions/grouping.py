@@ -610,7 +610,7 @@ def route(threads: list[Thread], record: Record) -> int | None:
     conversation (test runs that name their sessions alike). `threads` is kept in order
     of use; the caller records the request's thread afterwards (remember)."""
     prompt = agent_prompt(record.messages)
-    chosen = _gone_on_from(threads, record, prompt) or _answering(threads, record) or _cut_at_its_head(threads, record)
+    chosen = _gone_on_from(threads, record, prompt) or _answering(threads, record) or _cut_at_its_head(threads, record, prompt)
     if chosen is None:
         chosen = next((thread for thread in reversed(threads)
                        if thread.log == live_path(record.file) and _same_agent(thread.prompt, thread.model, prompt, record.model)
@@ -618,16 +618,17 @@ def route(threads: list[Thread], record: Record) -> int | None:
     return None if chosen is None else chosen.part
 
 
-def _cut_at_its_head(threads: list[Thread], record: Record) -> Thread | None:
+def _cut_at_its_head(threads: list[Thread], record: Record, prompt: str | None) -> Thread | None:
     """The thread a request goes on from whose conversation opens with an assistant or tool
-    message: no conversation starts so, so this is a history cut at its head (keep-last-N,
-    its prompt cut with it: a defect CTX008 reports), not another agent's. It goes on from
-    the key's latest conversation in the same log held by its model (the same model names
-    the same agent where the cut took the prompt)."""
+    message: a history cut at its head (keep-last-N, its prompt often cut with it: a defect
+    CTX008 reports). It goes on from the key's latest conversation in the same log held by
+    its model, and by its prompt where it still sends one (another prompt is another
+    agent, whose conversation may open with its own greeting)."""
     first = _opening_message(record)
     if first is None or role_of(first) not in ("assistant", "tool"):
         return None
-    return next((thread for thread in reversed(threads) if thread.log == live_path(record.file) and thread.model == record.model), None)
+    return next((thread for thread in reversed(threads) if thread.log == live_path(record.file) and thread.model == record.model
+                 and (prompt is None or _same_prompt(thread.prompt, prompt))), None)
 
 
 def _opening_message(record: Record) -> dict | None:
