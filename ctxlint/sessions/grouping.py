@@ -105,6 +105,11 @@ def _position(identities: list[tuple], wanted: tuple, last: bool = False) -> int
     return found if found is not None else next((j for j in order if _key(identities[j]) == key), None)
 
 
+def _last_position(history: list[tuple], identity: tuple) -> int:
+    """Where a message of a conversation's history last stands (it stands there)."""
+    return len(history) - 1 - history[::-1].index(identity)
+
+
 _EMPTY_RESULT = (short_hash(""),)  # a tool result that says nothing (a `think` tool's, a void function's)
 
 
@@ -126,7 +131,7 @@ def _agreement(candidate: _Open, identities: list[tuple], anchor: tuple | None =
         if following[:2] == ("assistant", "calls") and set(following[2]).isdisjoint(candidate.response_calls):
             return 0, False  # the next request answered the anchor with other calls: another conversation
     history = candidate.history
-    i = len(history) - 1 - history[::-1].index(anchor)
+    i = _last_position(history, anchor)
     j = position
     agreed = 0
     while i >= 0 and j >= 0:
@@ -198,13 +203,13 @@ def _went_on_without_exchange(candidate: _Open, messages: list, conversation: li
     return _agreement(candidate, identities, candidate.question)[0]
 
 
-def _carried_after_anchor(candidate: _Open, identities: list[tuple], at: int) -> int:
-    """How many of what followed the candidate's anchor (the assistant turns its last request
-    sent after it, then the reply it got) the request carries right after the anchor, at
-    `at`: a request that goes on from that conversation repeats them (a call turn's ids are
-    one conversation's own, where the texts around it may be everyone's)."""
-    history = candidate.history
-    after = history[len(history) - history[::-1].index(candidate.anchor):]
+def _carried_after_anchor(candidate: _Open, anchor_at: int, identities: list[tuple], at: int) -> int:
+    """How many of what followed the candidate's anchor (at `anchor_at` in its history: the
+    assistant turns its last request sent after it, then the reply it got) the request
+    carries right after the anchor, at `at`: a request that goes on from that conversation
+    repeats them (a call turn's ids are one conversation's own, where the texts around it
+    may be everyone's)."""
+    after = candidate.history[anchor_at + 1:]
     carried = 0
     while carried < len(after) and at + 1 + carried < len(identities) and identities[at + 1 + carried] == after[carried]:
         carried += 1
@@ -294,13 +299,14 @@ class ChainInference:
                 continue  # its opening alone once the conversation went past it: another that opens alike
             score, whole = _agreement(candidate, identities)
             reply = candidate.reply
+            anchor_at = _last_position(candidate.history, candidate.anchor)
             at = _position(identities, candidate.anchor, last=True) if score else None
             if at is not None:
-                score += _carried_after_anchor(candidate, identities, at)
+                score += _carried_after_anchor(candidate, anchor_at, identities, at)
             # Two agreeing messages, or all there are before the anchor in a session's first
             # request; or the anchor alone where a kept-last-N history (or a summary of what
             # it cut) starts right at it.
-            needed = min(2, len(candidate.history) - candidate.history[::-1].index(candidate.anchor))
+            needed = min(2, anchor_at + 1)
             cut = score == 1 and needed == 2 and _cut_at_anchor(candidate, record.messages, conversation)
             if cut:
                 needed = 1
