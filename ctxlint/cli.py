@@ -149,7 +149,7 @@ SessionKeyOption = typer.Option(None, "--session-key", help="Dotted path of the 
 ModelOption = typer.Option(None, "--model", help="The model of requests that name none (a trajectory dump, a bare message list).")
 ViewFormatOption = typer.Option("text", "--format", help="text or json.")
 NoColorOption = typer.Option(False, "--no-color", help="No colors.")
-InputFormatOption = typer.Option(None, "--input-format", help="Force a reader: jsonl, json (one JSON document: a list of records or of agent trajectories), cassette, snapshot.")
+InputFormatOption = typer.Option(None, "--input-format", help="Force a reader: jsonl, json (one JSON document: a list of records or of agent trajectories, a JSON cassette, a HAR or nock recording), cassette (YAML), snapshot.")
 
 
 @app.command()

@@ -26,7 +26,7 @@ from ctxlint.report.text import render_text
 VALUES = [None, 0, -1, 1.5, 2**64 - 1, "", "x", "user", "assistant", "tool", [], {}, [None], {"a": 1}, True,
           {"type": "text", "text": "hi"}, [{"type": "text"}], "<think>x</think>", "call_1",
           [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{"}}]]
-LOGS = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".jsonl", ".yaml", ".json") and p.is_file())
+LOGS = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".jsonl", ".yaml", ".yml", ".json", ".har") and p.is_file())
 MUTATIONS_PER_LOG = 3
 
 

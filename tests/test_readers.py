@@ -829,3 +829,49 @@ def test_a_wrapped_record_is_read_beside_a_member_that_only_looks_like_one(tmp_p
                                                                                   {"role": "user", "content": "And breakfast."}]}}}
     report = json_report(write_records(tmp_path / "wrapped.jsonl", [line]))
     assert [(f["code"], f["session"]) for f in report["findings"]] == [("CTX003", "z")]
+
+
+def test_a_har_recording_is_read_as_a_cassette_its_page_traffic_counted_as_skipped():
+    """A browser's HAR export (Playwright's here) of a web app that calls DeepSeek: the page
+    and its script are no model calls; a streamed reply is reassembled from the recorded
+    event stream, a base64 one decoded; the request that lost the reasoning is flagged at
+    the line of its entry, the one that kept it is clean."""
+    dropped = json_report(str(READERS / "playwright_har_streamed_reasoning_dropped.har"))
+    assert code_lines(dropped) == [("CTX004", 143)]
+    assert dropped["summary"]["skipped"] == {"HTTP request without a body (no model call)": 2}
+    verbatim = json_report(str(READERS / "playwright_har_streamed_verbatim.har"))
+    assert code_lines(verbatim) == [] and verbatim["summary"]["records"] == 2
+    first, second = read_inputs([str(READERS / "playwright_har_streamed_verbatim.har")]).records
+    assert first.response.message["tool_calls"][0]["function"]["arguments"] == '{"city": "Hangzhou"}'
+    assert first.response.usage["prompt_tokens"] == 120
+    assert second.response.message["content"] == "Yes, take an umbrella: rain is likely (80%)."
+
+
+def test_a_har_file_saved_as_json_or_under_a_name_no_reader_claims_is_read_alike(tmp_path):
+    text = (READERS / "playwright_har_streamed_reasoning_dropped.har").read_text(encoding="utf-8")
+    for name in ("capture.json", "capture.txt", "capture"):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        assert code_lines(json_report(str(tmp_path / name))) == [("CTX004", 143)], name
+
+
+def test_a_file_no_reader_claims_is_read_as_json_lines_when_it_holds_them(tmp_path):
+    lines = (FIXTURES / "demo" / "broken-agent.jsonl").read_text(encoding="utf-8")
+    (tmp_path / "capture.txt").write_text(lines, encoding="utf-8")
+    assert code_lines(json_report(str(tmp_path / "capture.txt"))) == code_lines(json_report(str(FIXTURES / "demo" / "broken-agent.jsonl")))
+
+
+def test_vcr_cassettes_in_json_and_rubys_http_interactions_are_read():
+    """vcrpy's JSON serializer, and Ruby's VCR (`http_interactions`, a body in
+    `base64_string`), each flag the tool result sent as a user message at its interaction."""
+    as_json = json_report(str(READERS / "vcrpy_json_serializer_result_as_user_message.json"))
+    assert code_lines(as_json) == [("CTX009", 47)]
+    assert as_json["summary"]["skipped"] == {"HTTP request without a body (no model call)": 1}  # GET /v1/models
+    assert code_lines(json_report(str(READERS / "ruby_vcr_call_answered_by_a_user_message.yml"))) == [("CTX009", 23)]
+    records = read_inputs([str(READERS / "ruby_vcr_call_answered_by_a_user_message.yml")]).records
+    assert records[1].response.message == {"role": "assistant", "content": "I can check."}
+
+
+def test_a_nock_recording_is_read_by_its_scope_and_path():
+    report = json_report(str(READERS / "nock_recording_clean.json"))
+    assert code_lines(report) == [] and report["summary"]["records"] == 2 and report["summary"]["skipped"] == {}
+    assert [record.line for record in read_inputs([str(READERS / "nock_recording_clean.json")]).records] == [2, 72]

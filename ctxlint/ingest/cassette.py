@@ -1,7 +1,10 @@
-"""vcr cassettes (vcrpy, pytest-recording, pydantic-ai's serializer, go-vcr v2) as records."""
+"""HTTP recordings as records: vcr cassettes (vcrpy, pytest-recording, pydantic-ai's
+serializer, go-vcr, Ruby's VCR) in YAML or JSON, and the recordings `recordings` turns
+into their interactions (HAR, nock)."""
 
 from __future__ import annotations
 
+import base64
 import gzip
 import math
 import zlib
@@ -34,6 +37,10 @@ OTHER_ENDPOINTS = (
 )
 
 
+# vcrpy and go-vcr list them under `interactions`, Ruby's VCR under `http_interactions`.
+INTERACTION_KEYS = ("interactions", "http_interactions")
+
+
 def _load_nodes(path: str) -> tuple[Any, list[int]]:
     """The cassette as data (safe loader only) and the 1-based line of each interaction."""
     text = read_whole(path)
@@ -45,7 +52,7 @@ def _load_nodes(path: str) -> tuple[Any, list[int]]:
         lines: list[int] = []
         if isinstance(node, yaml.MappingNode):
             for key, value in node.value:
-                if getattr(key, "value", None) == "interactions" and isinstance(value, yaml.SequenceNode):
+                if getattr(key, "value", None) in INTERACTION_KEYS and isinstance(value, yaml.SequenceNode):
                     lines = [item.start_mark.line + 1 for item in value.value]
         return loader.construct_document(node), lines
     finally:
@@ -57,6 +64,8 @@ def _decode_body(body: Any, headers: Any = None) -> Any:
     (content parsed already when the type is json), raw strings, base64/gzip bytes."""
     if isinstance(body, dict) and "string" in body:
         body = body["string"]
+    elif isinstance(body, dict) and isinstance(body.get("base64_string"), str):  # Ruby's VCR, for a body that is not UTF-8
+        body = _base64_bytes(body["base64_string"])
     elif isinstance(body, dict) and set(body) == {"type", "content"} and isinstance(body["type"], str):
         if body["type"] == "json":
             return _as_json_data(body["content"])
@@ -85,6 +94,13 @@ def _decode_body(body: Any, headers: Any = None) -> Any:
             except orjson.JSONDecodeError:
                 return body
     return body
+
+
+def _base64_bytes(text: str) -> bytes | None:
+    try:
+        return base64.b64decode(text)
+    except ValueError:
+        return None
 
 
 def _as_json_data(value: Any) -> Any:
@@ -149,6 +165,15 @@ def _endpoint_kind(url: str, body: Any) -> str | None:
     return f"endpoint {path or '(none)'}"
 
 
+def interactions_of(data: Any) -> tuple[str, list[Any]] | None:
+    """(the pointer of the list, the interactions) of a cassette's data, else None."""
+    if isinstance(data, dict):
+        for key in INTERACTION_KEYS:
+            if isinstance(data.get(key), list):
+                return f"/{key}", data[key]
+    return None
+
+
 def read_cassette(source: Source, session_key: str | None = None) -> Iterator[Record | InputProblem | Skipped]:
     path = source.path
     try:
@@ -157,11 +182,16 @@ def read_cassette(source: Source, session_key: str | None = None) -> Iterator[Re
         mark = getattr(error, "problem_mark", None)
         yield InputProblem(path, (mark.line + 1) if mark else 1, f"not a readable YAML cassette: {getattr(error, 'problem', None) or error}")
         return
-    interactions = data.get("interactions") if isinstance(data, dict) else None
-    if not isinstance(interactions, list):
+    found = interactions_of(data)
+    if found is None:
         what = f"a YAML {type(data).__name__}" if not isinstance(data, dict) else f"a YAML mapping with keys {', '.join(map(str, list(data)[:5]))}"
         yield InputProblem(path, 1, f"not a vcr cassette (no `interactions` list): it looks like {what}")
         return
+    yield from read_interactions(path, found[1], lines)
+
+
+def read_interactions(path: str, interactions: list[Any], lines: list[int]) -> Iterator[Record | InputProblem | Skipped]:
+    """Each recorded interaction as a record at its line (`lines`, by position; else line 1)."""
     for index, interaction in enumerate(interactions):
         line = lines[index] if index < len(lines) else 1
         if not isinstance(interaction, dict) or not isinstance(interaction.get("request"), dict):
@@ -173,7 +203,8 @@ def read_cassette(source: Source, session_key: str | None = None) -> Iterator[Re
         url = request.get("uri") or request.get("url") or ""
         kind = _endpoint_kind(url if isinstance(url, str) else "", body)
         if kind not in (None, anthropic.NAME, openai_responses.NAME, gemini.NAME, ollama.NAME, converse.NAME):
-            yield Skipped(path, line, f"not chat-completions: {kind}")
+            # a recording of a browser or a whole app holds its other traffic too (pages, scripts): one reason for all of it
+            yield Skipped(path, line, f"not chat-completions: {kind}" if body not in (None, "") else "HTTP request without a body (no model call)")
             continue
         api = kind or "chat-completions"
         if not isinstance(body, dict):

@@ -15,6 +15,8 @@ from typing import Any, Iterator
 import orjson
 
 from ctxlint.ingest import otel
+from ctxlint.ingest.cassette import interactions_of, read_interactions
+from ctxlint.ingest.recordings import recorded_interactions
 from ctxlint.ingest.jsonl import iter_lines, read_whole
 from ctxlint.ingest.pointer_lines import pointer_lines
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped
@@ -130,6 +132,13 @@ def read_json_document(source: Source, session_key: str | None = None) -> Iterat
                 yield InputProblem(source.path, line, f"not JSON: {value}")
             else:
                 yield from as_items(value, source.path, line, session_key)
+        return
+    recorded = interactions_of(data) or recorded_interactions(data)
+    if recorded is not None:  # a vcr cassette saved as JSON, a HAR file, a nock recording
+        at, interactions = recorded
+        pointers = [f"{at}/{index}" for index in range(len(interactions))]
+        lines = pointer_lines(raw.decode("utf-8", "replace"), set(pointers))
+        yield from read_interactions(source.path, interactions, [lines.get(pointer, 1) for pointer in pointers])
         return
     if _is_tau2_results(data):
         trajectories = list(_tau2_trajectories(data))

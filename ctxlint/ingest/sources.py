@@ -14,7 +14,7 @@ LOOP_DIR = re.compile(r"^loop-(\d+)$")
 COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".lz4")
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 LOG_SUFFIXES = (".log",)  # other logs take these names too: read only when they hold JSON
-JSON_SUFFIXES = (".json",)
+JSON_SUFFIXES = (".json", ".har")  # a HAR file is a JSON document
 YAML_SUFFIXES = (".yaml", ".yml")
 # What log rotation appends to a log's name: logrotate and Python's RotatingFileHandler
 # number the older files (app.jsonl.1, app.jsonl.2.gz, the higher the older); logrotate's
@@ -101,6 +101,12 @@ def _first_line(path: str) -> bytes | None:
     return None
 
 
+def _sniffed(path: str) -> str:
+    """The reader of a file given by a name no reader claims (`traffic.txt`, `capture`):
+    a JSON document when it opens with a bracket alone, else JSON Lines."""
+    return "json" if _first_line(path) in (b"{", b"[") else "jsonl"
+
+
 def oldest_first(sources: list[Source]) -> list[Source]:
     """The sources with each rotated log's files in the order they were written: its
     numbered files from the highest number, then its dated ones by date, then the live
@@ -174,14 +180,14 @@ def expand(paths: list[str], forced_format: str | None = None) -> tuple[list[Sou
                 found = [Source(s.path, forced_format) if s.format != "snapshot" else s for s in found]
             if not found:
                 errors.append(f"{path}: no request logs found in this directory (looked for *.jsonl, *.ndjson, *.json, compressed or not, "
-                              "rotated or not, *.log that hold JSON, *.yaml cassettes and loop-N snapshot folders)")
+                              "rotated or not, *.log that hold JSON, *.yaml cassettes, *.har recordings and loop-N snapshot folders)")
             sources.extend(found)
             continue
         if not os.path.exists(path):
             broken = os.path.islink(path)
             errors.append(f"{path}: " + ("a symbolic link to nothing (its target is missing, or the link leads back to itself)" if broken else "no such file or directory"))
             continue
-        sources.append(Source(path, forced_format or format_of_file(path) or "jsonl"))
+        sources.append(Source(path, forced_format or format_of_file(path) or _sniffed(path)))
     return oldest_first(_once_each(sources)), errors
 
 
