@@ -208,6 +208,20 @@ def client_summary(message: dict[str, Any]) -> bool:
     return any(" ".join(line.split()).startswith(openings) for line in text_of(message.get("content"))[:4000].splitlines())
 
 
+@lru_cache(maxsize=1)
+def _empty_reply_retry_prompts() -> tuple[str, ...]:
+    return tuple(" ".join(entry["says"].split()) for entry in _table()["empty_reply_retries"])
+
+
+def retries_an_empty_reply(message: dict[str, Any]) -> bool:
+    """Whether a message is a framework's retry prompt after a reply with no usable output
+    (pydantic-ai's "Please return text."): the framework left that reply out of the
+    history, having nothing to keep, and asks again. A short message that says so, not a
+    user's text that happens to quote it."""
+    text = text_of(message.get("content"))
+    return len(text) <= 1000 and any(prompt in " ".join(text.split()) for prompt in _empty_reply_retry_prompts())
+
+
 def compaction_at(messages: list[dict[str, Any]]) -> int | None:
     """Where the request carries a history compacted by the provider
     (chat.provider_compaction) or by the agent that sends it (client_summary), if it does:

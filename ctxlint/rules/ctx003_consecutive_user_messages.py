@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ctxlint.chat import announces_summary, different_participants, excerpt, no_reply, role_of, short_hash, text_of
-from ctxlint.profiles.lookup import client_summary
+from ctxlint.profiles.lookup import client_summary, retries_an_empty_reply
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates_cut_history
 
@@ -27,7 +27,10 @@ class ConsecutiveUserMessages(Rule):
     after it), which leaves the user's first message next to the oldest one kept. Nor is
     a message whose request the provider refused (an error reply, logged) or whose reply
     said nothing (no text and no tool calls: filtered, `finish_reason` `content_filter`,
-    or empty) followed by the user's next one: no reply came to keep between them.
+    or empty) followed by the user's next one: no reply came to keep between them; nor
+    the retry prompt a framework sends after leaving a reply
+    with no usable output out of the history (pydantic-ai's "Please return text."; the
+    model profiles list them, with their sources).
 
     ## Why is this bad?
     Chat models are trained on alternating turns. Two user messages in a row mean the
@@ -77,7 +80,7 @@ class ConsecutiveUserMessages(Rule):
                     and not different_participants(messages[index - 1], messages[index]) \
                     and identities[index] not in summaries and identities[index - 1] not in summaries \
                     and identities[index - 1] not in refused and not client_summary(messages[index - 1]) \
-                    and not announces_summary(messages[index - 1]):
+                    and not announces_summary(messages[index - 1]) and not retries_an_empty_reply(messages[index]):
                 first, second = (text_of(messages[i].get("content")) for i in (index - 1, index))
                 if _attachment_only(messages[index - 1], first) or _attachment_only(messages[index], second):
                     continue
