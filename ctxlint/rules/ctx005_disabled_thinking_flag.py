@@ -23,15 +23,20 @@ class DisabledThinkingFlag(Rule):
     which take adaptive thinking only (Opus 4.6 and older still take it), a thinking budget
     of 0 sent to Gemini 2.5 Pro (which cannot turn thinking off), and a
     `reasoning_effort` value outside the values the model's profile accepts (GLM-5.x
-    takes `low`, `high`, `max`; o3 does not take `none`). For OpenAI's models the effort is
+    takes `low`, `high`, `max`; o3 does not take `none`), and the settings Claude refuses
+    while a request turns thinking on (`thinking.type` `enabled` or `adaptive`): a
+    `temperature` other than 1, `top_p` under 0.95, `top_k`, a `tool_choice` that
+    forces a tool (`any`, a named tool, chat-completions' `required` through a gateway),
+    or a `budget_tokens` under 1,024. For OpenAI's models the effort is
     also read from `reasoning.effort` (the Responses API's, which OpenRouter passes on to
     them as sent, while it translates it for other vendors' models).
 
     ## Why is this bad?
     Apps keep sending the switch they wrote for an older model after they move to a
-    newer one. The provider answers HTTP 400, or silently ignores the flag so the app's
-    cost and latency assumptions are wrong. Either way the request does not do what the
-    code says.
+    newer one, or turn thinking on beside sampling settings written for a model that
+    did not think. The provider answers HTTP 400 ("`temperature` may only be set to 1
+    when thinking is enabled"), or silently ignores the flag so the app's cost and
+    latency assumptions are wrong. Either way the request does not do what the code says.
 
     ## Example
     ```json
@@ -48,7 +53,8 @@ class DisabledThinkingFlag(Rule):
     name = "disabled-thinking-flag"
     severity = "error"
     needs = ("thinking_profile",)
-    remediation = "Remove thinking settings the model does not accept; use one of its reasoning_effort values."
+    remediation = ("Remove thinking settings the model does not accept; use one of its reasoning_effort values; "
+                   "with thinking on, leave out the sampling settings and forced tool choice the model refuses.")
 
     def check(self, ctx) -> Iterable[Violation]:
         profile = ctx.profile
@@ -68,6 +74,19 @@ class DisabledThinkingFlag(Rule):
                     key=(path, key_text(effort)), pointer="/" + path.replace(".", "/"),
                     evidence={"setting": path, "value": effort, "accepted": list(profile.reasoning_effort), "profile": profile.id},
                 )
+        thinking = ctx.request.get("thinking")
+        switched_on = thinking.get("type") if isinstance(thinking, dict) else None
+        if switched_on is not None and switched_on in profile.thinking_types:
+            for conflict in profile.thinking_conflicts:
+                sent = dotted(ctx.request, conflict.path)
+                if conflict.refuses(sent):
+                    yield Violation(
+                        f"{profile.id} rejects {conflict.path} = {_as_sent(sent)} while thinking is on (thinking.type {_as_sent(switched_on)}); "
+                        f"{conflict.advice()}",
+                        key=(conflict.path, key_text(sent)), pointer="/" + conflict.path.replace(".", "/"),
+                        evidence={"setting": conflict.path, "value": sent, "thinking": switched_on, "profile": profile.id,
+                                  "sources": list(profile.conflict_sources)},
+                    )
 
 
 def _as_sent(value: object) -> str:
