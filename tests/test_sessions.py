@@ -67,6 +67,23 @@ def test_a_request_goes_on_from_the_conversation_whose_calls_its_results_answer(
     assert [[turn.record.line for turn in session.turns] for session in build_sessions(records)] == [[1, 3], [2, 4]]
 
 
+def test_a_request_carrying_a_whole_conversation_goes_on_from_it_not_from_one_sharing_templated_turns():
+    """Without replies, two conversations open alike and later send the same templated turn
+    (an app's canned text and follow-up). The request that carries one conversation whole
+    (its opening and its call turn, left unanswered) goes on from it, not from the other,
+    whose tool exchange it does not carry though it ends on the same two texts."""
+    T, F = A("Day 2: museums in the morning."), U("Make the hotel cheaper.")
+    records = [
+        rec(1, [S, U("plan a trip to Qingdao")]),
+        rec(2, [S, U("plan a trip to Qingdao"), A(None, tool_calls=[call("a1")])]),
+        rec(3, [S, U("plan a trip to Qingdao"), A(None, tool_calls=[call("a1")]), {"role": "tool", "tool_call_id": "a1", "content": "sunny"}, T, F]),
+        rec(4, [S, U("plan a trip to Qingdao")]),
+        rec(5, [S, U("plan a trip to Qingdao"), A(None, tool_calls=[call("b1")])]),
+        rec(6, [S, U("plan a trip to Qingdao"), A(None, tool_calls=[call("b1")]), T, F]),
+    ]
+    assert grouping(records) == [[1, 2, 3], [4, 5, 6]]
+
+
 def test_among_conversations_that_open_alike_a_request_goes_on_from_its_models():
     """The same prompt and question sent to two models, each reply stored re-worded (the
     app keeps the text of a structured answer), so no request carries a reply as logged:

@@ -318,11 +318,13 @@ class ChainInference:
             cut_at_anchor += cut
             # the most messages agreeing; among as many, the one whose reply the request
             # carries or whose reply's calls it answers (a reply stored otherwise, its results
-            # kept), then the one it goes on from furthest along, its own agent's, its model's,
-            # the latest
+            # kept), then one it carries whole past its opening (not one whose earlier turns it
+            # does not carry, tied by texts everyone sends), then the one it goes on from
+            # furthest along, its own agent's, its model's, the latest
             goes_on = (reply is not None and reply in identities) or any(
                 identity[0] == "tool" and identity[1] in candidate.response_calls for identity in identities)
-            rank = (score, goes_on, at or 0, same_agent, candidate.model == model, candidate.last_seen)
+            carried_whole = whole and candidate.sent > candidate.opened
+            rank = (score, goes_on, carried_whole, at or 0, same_agent, candidate.model == model, candidate.last_seen)
             if rank > best_rank:
                 best, best_rank, best_cut = candidate, rank, cut
         if best is not None and best_cut and cut_at_anchor > 1:
