@@ -875,3 +875,15 @@ def test_a_nock_recording_is_read_by_its_scope_and_path():
     report = json_report(str(READERS / "nock_recording_clean.json"))
     assert code_lines(report) == [] and report["summary"]["records"] == 2 and report["summary"]["skipped"] == {}
     assert [record.line for record in read_inputs([str(READERS / "nock_recording_clean.json")]).records] == [2, 72]
+
+
+def test_a_cohere_v2_chat_interaction_is_read_as_chat_completions():
+    """pydantic-ai hands a conversation from OpenAI's Responses API to Cohere's v2 chat,
+    which sends chat-completions messages: one session across the two, read whole, the
+    prompt tokens from Cohere's `usage.tokens`."""
+    report = json_report(str(READERS / "cohere_v2_chat_after_an_openai_responses_turn.yaml"))
+    assert code_lines(report) == [] and report["summary"]["skipped"] == {}
+    assert [(s["requests"]) for s in report["sessions"]] == [2]
+    assert report["summary"]["token_counters"] == {"server": 2}
+    cohere = read_inputs([str(READERS / "cohere_v2_chat_after_an_openai_responses_turn.yaml")]).records[1]
+    assert cohere.model == "command-r7b-12-2024" and cohere.response.message["content"][0]["text"].startswith("Crossing a river")

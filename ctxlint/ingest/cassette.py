@@ -153,8 +153,8 @@ def _status(response: dict[str, Any]) -> int | None:
 def _endpoint_kind(url: str, body: Any) -> str | None:
     """None for chat-completions; else the name of the API the interaction used."""
     path = urlparse(url).path.lower() if url else ""
-    if path.endswith("/chat/completions"):
-        return None
+    if path.endswith(("/chat/completions", "/v2/chat")):
+        return None  # Cohere's v2 chat sends chat-completions messages and tools
     if anthropic.model_in_url(url, body) is not None:
         return anthropic.NAME
     for suffix, name in OTHER_ENDPOINTS:

@@ -186,6 +186,8 @@ def prompt_tokens(usage: dict[str, Any] | None) -> int | None:
     """The server's prompt count, when the usage holds one that can be a count."""
     if isinstance(usage, dict):
         value = usage.get("prompt_tokens", usage.get("input_tokens"))
+        if value is None and isinstance(usage.get("tokens"), dict):
+            value = usage["tokens"].get("input_tokens")  # Cohere's: what the model read (billed_units: what was billed)
         if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < PLAUSIBLE_TOKENS:
             return value
     return None
