@@ -16,10 +16,10 @@ import orjson
 
 from ctxlint.ingest import otel
 from ctxlint.ingest.cassette import interactions_of, read_interactions
-from ctxlint.ingest.recordings import recorded_interactions
 from ctxlint.ingest.jsonl import iter_lines, read_whole
 from ctxlint.ingest.pointer_lines import pointer_lines
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped
+from ctxlint.ingest.recordings import recorded_interactions
 from ctxlint.ingest.schema import request_problems
 from ctxlint.ingest.shapes import BatchOutput, as_items
 from ctxlint.ingest.source_map import SAME_CALL_PARTS, Origin, SourceMap

@@ -28,9 +28,9 @@ class ConsecutiveUserMessages(Rule):
     a message whose request the provider refused (an error reply, logged) or whose reply
     said nothing (no text and no tool calls: filtered, `finish_reason` `content_filter`,
     or empty) followed by the user's next one: no reply came to keep between them; nor
-    the retry prompt a framework sends after leaving a reply
-    with no usable output out of the history (pydantic-ai's "Please return text."; the
-    model profiles list them, with their sources).
+    the retry prompt a framework sends after leaving a reply with no usable output out of
+    the history (pydantic-ai's "Please return text."; the model profiles list them, with
+    their sources).
 
     ## Why is this bad?
     Chat models are trained on alternating turns. Two user messages in a row mean the

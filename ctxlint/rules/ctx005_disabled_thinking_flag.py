@@ -23,13 +23,13 @@ class DisabledThinkingFlag(Rule):
     which take adaptive thinking only (Opus 4.6 and older still take it), a thinking budget
     of 0 sent to Gemini 2.5 Pro (which cannot turn thinking off), and a
     `reasoning_effort` value outside the values the model's profile accepts (GLM-5.x
-    takes `low`, `high`, `max`; o3 does not take `none`), and the settings Claude refuses
-    while a request turns thinking on (`thinking.type` `enabled` or `adaptive`): a
-    `temperature` other than 1, `top_p` under 0.95, `top_k`, a `tool_choice` that
-    forces a tool (`any`, a named tool, chat-completions' `required` through a gateway),
-    or a `budget_tokens` under 1,024. For OpenAI's models the effort is
-    also read from `reasoning.effort` (the Responses API's, which OpenRouter passes on to
-    them as sent, while it translates it for other vendors' models).
+    takes `low`, `high`, `max`; o3 does not take `none`). For OpenAI's models the effort
+    is also read from `reasoning.effort` (the Responses API's, which OpenRouter passes on
+    to them as sent, while it translates it for other vendors' models). Also flagged: the
+    settings Claude refuses while a request turns thinking on (`thinking.type` `enabled`
+    or `adaptive`): a `temperature` other than 1, `top_p` under 0.95, `top_k`, a
+    `tool_choice` that forces a tool (`any`, a named tool, chat-completions' `required`
+    through a gateway), or a `budget_tokens` under 1,024.
 
     ## Why is this bad?
     Apps keep sending the switch they wrote for an older model after they move to a
