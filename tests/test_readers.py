@@ -832,13 +832,13 @@ def test_a_wrapped_record_is_read_beside_a_member_that_only_looks_like_one(tmp_p
 
 
 def test_a_har_recording_is_read_as_a_cassette_its_page_traffic_counted_as_skipped():
-    """A browser's HAR export (Playwright's here) of a web app that calls DeepSeek: the page
-    and its script are no model calls; a streamed reply is reassembled from the recorded
+    """A browser's HAR export (Playwright's here) of a web app that calls DeepSeek: the page,
+    its script and its own API are no model calls; a streamed reply is reassembled from the recorded
     event stream, a base64 one decoded; the request that lost the reasoning is flagged at
     the line of its entry, the one that kept it is clean."""
     dropped = json_report(str(READERS / "playwright_har_streamed_reasoning_dropped.har"))
     assert code_lines(dropped) == [("CTX004", 143)]
-    assert dropped["summary"]["skipped"] == {"HTTP request without a body (no model call)": 2}
+    assert dropped["summary"]["skipped"] == {"HTTP request without a body (no model call)": 2, "HTTP request that is no model call": 1}
     verbatim = json_report(str(READERS / "playwright_har_streamed_verbatim.har"))
     assert code_lines(verbatim) == [] and verbatim["summary"]["records"] == 2
     first, second = read_inputs([str(READERS / "playwright_har_streamed_verbatim.har")]).records

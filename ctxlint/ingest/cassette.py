@@ -165,6 +165,19 @@ def _endpoint_kind(url: str, body: Any) -> str | None:
     return f"endpoint {path or '(none)'}"
 
 
+MODEL_CALL_MEMBERS = ("messages", "contents", "input", "prompt")  # what a request to a model API sends
+
+
+def _skip_reason(kind: str, body: Any) -> str:
+    """Why an interaction is not read. A recording of a browser or of a whole app holds its
+    other traffic too (pages, scripts, the app's own API): one reason for all of that."""
+    if body in (None, ""):
+        return "HTTP request without a body (no model call)"
+    if kind.startswith("endpoint ") and not (isinstance(body, dict) and any(member in body for member in MODEL_CALL_MEMBERS)):
+        return "HTTP request that is no model call"
+    return f"not chat-completions: {kind}"
+
+
 def interactions_of(data: Any) -> tuple[str, list[Any]] | None:
     """(the pointer of the list, the interactions) of a cassette's data, else None."""
     if isinstance(data, dict):
@@ -203,8 +216,7 @@ def read_interactions(path: str, interactions: list[Any], lines: list[int]) -> I
         url = request.get("uri") or request.get("url") or ""
         kind = _endpoint_kind(url if isinstance(url, str) else "", body)
         if kind not in (None, anthropic.NAME, openai_responses.NAME, gemini.NAME, ollama.NAME, converse.NAME):
-            # a recording of a browser or a whole app holds its other traffic too (pages, scripts): one reason for all of it
-            yield Skipped(path, line, f"not chat-completions: {kind}" if body not in (None, "") else "HTTP request without a body (no model call)")
+            yield Skipped(path, line, _skip_reason(kind, body))
             continue
         api = kind or "chat-completions"
         if not isinstance(body, dict):
