@@ -887,3 +887,17 @@ def test_a_cohere_v2_chat_interaction_is_read_as_chat_completions():
     assert report["summary"]["token_counters"] == {"server": 2}
     cohere = read_inputs([str(READERS / "cohere_v2_chat_after_an_openai_responses_turn.yaml")]).records[1]
     assert cohere.model == "command-r7b-12-2024" and cohere.response.message["content"][0]["text"].startswith("Crossing a river")
+
+
+def test_a_cassette_recorded_with_its_request_body_stubbed_says_so(tmp_path):
+    """A test suite that records only the model and settings (llm-anthropic's thinking
+    round-trip cassettes): each interaction is a located CTX900 that says what the body
+    holds, not a hint about log envelopes."""
+    stub = {"interactions": [{"request": {"method": "POST", "uri": "https://api.anthropic.com/v1/messages",
+                                          "body": '{"model": "claude-haiku-4-5-20251001", "stream": true, "thinking": {"type": "enabled"}}'},
+                              "response": {"status": {"code": 200}, "body": {"string": "{}"}}}]}
+    cassette = tmp_path / "stubbed.yaml"
+    cassette.write_text(yaml.safe_dump(stub), encoding="utf-8")
+    report = json_report(str(cassette))
+    assert code_lines(report) == [("CTX900", 2)]
+    assert "sends no `messages` (only `model`, `stream`, `thinking`)" in report["findings"][0]["message"]

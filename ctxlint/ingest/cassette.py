@@ -178,6 +178,15 @@ def _skip_reason(kind: str, body: Any) -> str:
     return f"not chat-completions: {kind}"
 
 
+def _without_messages(body: dict[str, Any]) -> str:
+    """What a request body sent to a chat endpoint without `messages` is: one a test
+    recorded stubbed or filtered (its model and settings only), or another shape."""
+    if "model" in body and not any(member in body for member in MODEL_CALL_MEMBERS):
+        return (f"the recorded request body sends no `messages` (only {', '.join(f'`{key}`' for key in list(body)[:6])}): "
+                "a recording made with the body stubbed or filtered out holds no conversation to check")
+    return closest_shape_hint(body)
+
+
 def interactions_of(data: Any) -> tuple[str, list[Any]] | None:
     """(the pointer of the list, the interactions) of a cassette's data, else None."""
     if isinstance(data, dict):
@@ -227,7 +236,7 @@ def read_interactions(path: str, interactions: list[Any], lines: list[int]) -> I
             yield Skipped(path, line, held)
             continue
         if "messages" not in body and kind not in (openai_responses.NAME, gemini.NAME):
-            yield InputProblem(path, line, f"{api} interaction {index}: {closest_shape_hint(body)}")
+            yield InputProblem(path, line, f"{api} interaction {index}: {_without_messages(body)}")
             continue
         body = named_by_url(body, url)
         response_body = _as_json_data(response["parsed_body"]) if "parsed_body" in response else _decode_body(response.get("body"), response.get("headers"))
