@@ -168,12 +168,16 @@ def _endpoint_kind(url: str, body: Any) -> str | None:
 MODEL_CALL_MEMBERS = ("messages", "contents", "input", "prompt")  # what a request to a model API sends
 
 
+def _sends_model_input(body: Any) -> bool:
+    return isinstance(body, dict) and any(member in body for member in MODEL_CALL_MEMBERS)
+
+
 def _skip_reason(kind: str, body: Any) -> str:
     """Why an interaction is not read. A recording of a browser or of a whole app holds its
     other traffic too (pages, scripts, the app's own API): one reason for all of that."""
     if body in (None, ""):
         return "HTTP request without a body (no model call)"
-    if kind.startswith("endpoint ") and not (isinstance(body, dict) and any(member in body for member in MODEL_CALL_MEMBERS)):
+    if kind.startswith("endpoint ") and not _sends_model_input(body):
         return "HTTP request that is no model call"
     return f"not chat-completions: {kind}"
 
@@ -181,7 +185,7 @@ def _skip_reason(kind: str, body: Any) -> str:
 def _without_messages(body: dict[str, Any]) -> str:
     """What a request body sent to a chat endpoint without `messages` is: one a test
     recorded stubbed or filtered (its model and settings only), or another shape."""
-    if "model" in body and not any(member in body for member in MODEL_CALL_MEMBERS):
+    if "model" in body and not _sends_model_input(body):
         return (f"the recorded request body sends no `messages` (only {', '.join(f'`{key}`' for key in list(body)[:6])}): "
                 "a recording made with the body stubbed or filtered out holds no conversation to check")
     return closest_shape_hint(body)
