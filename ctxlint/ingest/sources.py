@@ -49,7 +49,7 @@ def format_of_file(path: str) -> str | None:
         opening = _first_line(path)
         if live.endswith(LOG_SUFFIXES) and (opening is None or opening[:1] not in (b"{", b"[")):
             return None
-        return "json" if opening in (b"{", b"[") else "jsonl"
+        return _reader_by_opening(opening)
     if live.endswith(YAML_SUFFIXES):
         return "cassette"
     if live.endswith(JSON_SUFFIXES):
@@ -101,10 +101,10 @@ def _first_line(path: str) -> bytes | None:
     return None
 
 
-def _sniffed(path: str) -> str:
-    """The reader of a file given by a name no reader claims (`traffic.txt`, `capture`):
-    a JSON document when it opens with a bracket alone, else JSON Lines."""
-    return "json" if _first_line(path) in (b"{", b"[") else "jsonl"
+def _reader_by_opening(opening: bytes | None) -> str:
+    """A JSON document's reader for a file whose first line is a bracket alone (JSON spread
+    over lines), else JSON Lines."""
+    return "json" if opening in (b"{", b"[") else "jsonl"
 
 
 def oldest_first(sources: list[Source]) -> list[Source]:
@@ -187,7 +187,7 @@ def expand(paths: list[str], forced_format: str | None = None) -> tuple[list[Sou
             broken = os.path.islink(path)
             errors.append(f"{path}: " + ("a symbolic link to nothing (its target is missing, or the link leads back to itself)" if broken else "no such file or directory"))
             continue
-        sources.append(Source(path, forced_format or format_of_file(path) or _sniffed(path)))
+        sources.append(Source(path, forced_format or format_of_file(path) or _reader_by_opening(_first_line(path))))  # a name no reader claims: by how it opens
     return oldest_first(_once_each(sources)), errors
 
 
