@@ -27,7 +27,8 @@ class ConsecutiveUserMessages(Rule):
     after it), which leaves the user's first message next to the oldest one kept. Nor is
     a message whose request the provider refused (an error reply, logged) or whose reply
     said nothing (no text and no tool calls: filtered, `finish_reason` `content_filter`,
-    or empty) followed by the user's next one: no reply came to keep between them; nor
+    or empty) followed by the user's next one: no reply came to keep between them (unless
+    a retry of the request got one); nor
     the retry prompt a framework sends after leaving a reply with no usable output out of
     the history (pydantic-ai's "Please return text."; the model profiles list them, with
     their sources).
@@ -70,10 +71,11 @@ class ConsecutiveUserMessages(Rule):
                                       if i < transition.new_from or restates_cut_history(ctx, i)}
         previous = ctx.previous
         response = previous.record.response if previous is not None else None
-        if response is not None and previous.identities and previous.identities[-1][0] == "user" and no_reply(response):
+        if response is not None and previous.identities and previous.identities[-1][0] == "user":
             # the provider refused the request that asked it, or its reply said nothing (filtered):
-            # no reply came to keep before the next message
-            ctx.session.refused |= {previous.identities[-1]}
+            # no reply came to keep before the next message; unless a retry of it got one
+            asked = {previous.identities[-1]}
+            ctx.session.refused = ctx.session.refused | asked if no_reply(response) else ctx.session.refused - asked
         summaries, refused = ctx.session.summaries, ctx.session.refused
         for index in range(max(1, ctx.unchanged(self)), len(messages)):
             if role_of(messages[index]) == "user" and role_of(messages[index - 1]) == "user" \

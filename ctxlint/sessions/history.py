@@ -24,7 +24,7 @@ class Transition:
     mapping: tuple[int | None, ...]
     response_index: int | None  # position of the logged response in `mapping`, if logged
     new_from: int  # first index of the next request after everything matched
-    adds_messages: bool = False
+    adds_messages: bool = False  # the next request holds messages the previous one did not send
     edited_at: int | None = None  # see edited_user_message
     stored: tuple[int, int] | None = None  # see stored_user_message: (its index before, its index now)
 
@@ -122,8 +122,14 @@ def align(previous: Turn, following: Turn) -> Transition:
             found = next((p for p in positions.get(identity[:2], ()) if p > cursor), None)
             if found is None:  # the result of a call without an id, the call cut since
                 found = next((p for p in positions.get(unpaired_form(identity), ()) if p > cursor), None)
-        if found is not None and found > cursor + 1 and _passes_over_later(sources, at, following.identities, cursor, found):
+        if found is not None and found > cursor + 1 and not _among_results(following.identities, cursor + 1, found) \
+                and _passes_over_later(sources, at, following.identities, cursor, found):
             found = None  # the message was cut, and one like it comes later (a tool call id used again)
+        if found is None and identity is not None and identity[0] == "tool":
+            found = _result_placed_earlier(positions, identity, following.identities, cursor, mapping)
+            if found is not None:
+                mapping.append(found)  # the cursor stays at the later result it passed over
+                continue
         mapping.append(found)
         if found is not None:
             cursor = found
@@ -131,8 +137,26 @@ def align(previous: Turn, following: Turn) -> Transition:
     stored = stored_user_message(previous, following, mapping)
     if stored is not None:
         mapping[stored[0]] = stored[1]
-    return Transition(tuple(mapping), response_index, new_from, adds_messages=new_from < len(following.identities),
+    carried = len(set(mapping) - {None})  # messages put in before the last one carried are added too
+    return Transition(tuple(mapping), response_index, new_from, adds_messages=carried < len(following.identities),
                       edited_at=edited_user_message(previous, following, mapping), stored=stored)
+
+
+def _among_results(identities: list[tuple], start: int, end: int) -> bool:
+    """Whether the messages from `start` up to `end` are all tool results: the results of
+    one set of parallel calls, which the API pairs by call id, in whatever order they come."""
+    return all(identities[position][0] == "tool" for position in range(start, end))
+
+
+def _result_placed_earlier(positions: dict, identity: tuple, identities: list[tuple], cursor: int,
+                           mapping: list[int | None]) -> int | None:
+    """Where the next request put a tool result among the results just matched, before the
+    one the cursor is at: parallel results sent back in another order than before."""
+    for key in (identity, identity[:2]):
+        for position in positions.get(key, ()):
+            if position <= cursor and _among_results(identities, position, cursor + 1) and position not in mapping:
+                return position
+    return None
 
 
 def _passes_over_later(sources: list, at: int, identities: list[tuple], cursor: int, found: int) -> bool:
