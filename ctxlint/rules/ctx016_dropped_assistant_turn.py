@@ -20,7 +20,9 @@ class DroppedAssistantTurn(Rule):
     reply. Turns are matched by tool_call ids, or by visible text with `<think>` blocks
     and whitespace ignored, so reasoning moved inline or re-wrapped is not a drop; an
     assistant message standing where the reply belongs counts as the reply, re-worded
-    (agents that use structured output keep only its text). A resend of request N (a
+    (agents that use structured output keep only its text), and so does one message
+    holding both the assistant message request N ended with (a prefill: Anthropic's, or
+    DeepSeek's prefix completion) and the reply that continued it. A resend of request N (a
     retry) is not judged here, and neither is a response that was an error or said
     nothing (no text and no tool calls: filtered by the provider, `finish_reason`
     `content_filter`, or empty; Anthropic refuses an empty text block sent back), nor an edit:

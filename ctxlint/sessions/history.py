@@ -6,7 +6,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ctxlint.chat import comparable_text, last_user_index, role_of, similar, text_of
+from ctxlint.chat import comparable_text, last_user_index, message_identity_of, role_of, similar, text_of
 from ctxlint.ingest.call_ids import unpaired_form
 from ctxlint.sessions.model import STEERING_ROLES, Turn, last_of
 
@@ -111,9 +111,15 @@ def align(previous: Turn, following: Turn) -> Transition:
             positions[identity[:2]].append(index)
     sources = previous.identities[shared:]
     response_index = None
+    continued = _continued_reply(previous) if shared < len(previous.identities) else None
+    if continued not in positions:
+        continued = None
     if previous.response_message is not None:
         response_index = len(previous.identities)
-        sources.append(previous.response_identity())
+        if continued is not None:
+            sources[-1] = continued  # the prefill and its continuation, stored as one message
+        else:
+            sources.append(previous.response_identity())
     mapping: list[int | None] = list(range(shared))
     cursor = shared - 1
     for at, identity in enumerate(sources):
@@ -133,6 +139,8 @@ def align(previous: Turn, following: Turn) -> Transition:
         mapping.append(found)
         if found is not None:
             cursor = found
+    if continued is not None:
+        mapping.append(mapping[-1])  # the reply stands where its prefill does
     new_from = cursor + 1
     stored = stored_user_message(previous, following, mapping)
     if stored is not None:
@@ -140,6 +148,18 @@ def align(previous: Turn, following: Turn) -> Transition:
     carried = len(set(mapping) - {None})  # messages put in before the last one carried are added too
     return Transition(tuple(mapping), response_index, new_from, adds_messages=carried < len(following.identities),
                       edited_at=edited_user_message(previous, following, mapping), stored=stored)
+
+
+def _continued_reply(previous: Turn) -> tuple | None:
+    """When the previous request ended with an assistant message that its logged reply
+    continued (a prefill: Anthropic's, DeepSeek's prefix completion), the identity of the
+    one message an app stores for the two: their texts joined, the reply's tool calls."""
+    reply = previous.response_message
+    if reply is None or not previous.identities or previous.identities[-1][0] != "assistant":
+        return None
+    prefill = previous.messages[-1]
+    return message_identity_of({"role": "assistant", "content": text_of(prefill.get("content")) + text_of(reply.get("content")),
+                                "tool_calls": reply.get("tool_calls")})
 
 
 def _among_results(identities: list[tuple], start: int, end: int) -> bool:
