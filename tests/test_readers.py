@@ -701,6 +701,24 @@ def test_litellm_logging_payload_settings_and_failures_are_read():
     assert report["summary"]["skipped"] == {"not chat-completions: LiteLLM aembedding call": 1, "not chat-completions: LiteLLM aimage_generation call": 1}
 
 
+def test_litellm_spend_log_rows_are_read_with_their_messages_stored_as_text():
+    """LiteLLM's spend logs (a `LiteLLM_SpendLogs` export) store `messages` and `response` as
+    JSON text: they are decoded, the rows put in the order of their `startTime` (the second
+    turn's row is written first) and joined by `session_id`, so the reply turn 2 lost is
+    reported there (CTX003, CTX016 on line 2); a row that stored no prompt is counted as
+    skipped, not reported as a broken request."""
+    report = json_report(str(READERS / "litellm_spend_logs_reply_lost.jsonl"))
+    assert [(f["code"], f["line"], f["turn"]) for f in report["findings"]] == [("CTX003", 2, 2), ("CTX016", 2, 2)]
+    assert report["summary"]["skipped"] == {"a log row that stored no prompt (`messages` empty: LiteLLM's store_prompts_in_spend_logs off)": 1}
+
+
+def test_a_messages_member_holding_text_that_is_no_json_list_is_a_located_problem(tmp_path):
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"model": "gpt-4o", "messages": "[{\\"role\\": \\"user\\""}\n', encoding="utf-8")
+    report = json_report(str(log))
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX900", 1, "/messages")]
+
+
 def test_a_reply_line_written_before_its_request_joins_it(tmp_path):
     """Threads sharing a log can write a reply before the request line it answers: it
     waits for its request, and the next request must carry it (CTX016 when it does not)."""

@@ -22,7 +22,7 @@ from ctxlint.ingest.source_map import BodyProblem, SourceMap, kept_in_place, mem
 # first found wins; then the same names in camelCase, as JavaScript loggers and trace exports write them
 SESSION_KEYS = ("session_id", "conversation_id", "thread_id", "trace_id", "metadata.session_id",
                 "sessionId", "conversationId", "threadId", "traceId")
-TIMESTAMP_KEYS = ("ts", "timestamp", "created_at", "time")
+TIMESTAMP_KEYS = ("ts", "timestamp", "created_at", "time", "startTime", "start_time")  # startTime: LiteLLM, Langfuse
 # what a logger writes beside a bare request body, not anything the request sets
 LOG_FIELDS = frozenset(TIMESTAMP_KEYS + tuple(key for key in SESSION_KEYS if "." not in key))
 
@@ -419,6 +419,12 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
     other_call = _other_litellm_call(obj)
     if other_call is not None:
         return Skipped(file, line, f"not chat-completions: LiteLLM {other_call} call")
+    if "messages" in obj and not isinstance(obj["messages"], list):
+        stored = _messages_stored_as_text(obj["messages"])
+        if stored == {}:
+            return Skipped(file, line, "a log row that stored no prompt (`messages` empty: LiteLLM's store_prompts_in_spend_logs off)")
+        if isinstance(stored, list):
+            obj = {**obj, "messages": stored}
     if "messages" in obj or openai_responses.is_responses_body(obj) or gemini.is_gemini_body(obj):
         failed = _logged_failure(obj)
         unanswered = failed is None and obj.get("response") is None
@@ -450,6 +456,18 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
 # setting `usage: {"include": true}` is the request's)
 COMPLETION_MEMBERS = ("choices", "object", "created", "system_fingerprint", "service_tier", "usage")
 TOKEN_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+def _messages_stored_as_text(messages: Any) -> Any:
+    """`messages` as a log row keeps it: as is, or decoded where the logger stored it as the
+    JSON text of the list (LiteLLM's spend logs: `"messages": "[{\\"role\\": …}]"`, and `"{}"`
+    when it stored no prompt)."""
+    if isinstance(messages, str) and messages.lstrip()[:1] in ("[", "{"):
+        try:
+            return orjson.loads(messages)
+        except orjson.JSONDecodeError:
+            return messages  # the schema check says what is wrong with it
+    return messages
 
 
 def _merged_reply(obj: dict[str, Any]) -> tuple[str, ...]:
