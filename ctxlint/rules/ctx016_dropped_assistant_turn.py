@@ -33,9 +33,9 @@ class DroppedAssistantTurn(Rule):
     without their call) and CTX008 (the first messages lost) report. Nor is a request
     that compacts the history, where the provider compacted it (Anthropic's `compaction`
     block, a Responses API `compaction` item) or the agent did (the summary message of
-    Claude Code, Codex CLI, LangChain's SummarizationMiddleware or Aider): what came before it
-    is in the summary. A summary carried on from an earlier request stands for nothing
-    left out since.
+    Claude Code, Codex CLI, LangChain's SummarizationMiddleware, Aider or Gemini CLI): what
+    came before it is in the summary. A summary carried on from an earlier request stands
+    for nothing left out since.
     Nor is a text reply folded, with the history before it, into a summary the request
     puts in place of what it cut (one that restates the reply's words): CTX008 judges
     what the summary kept.
