@@ -105,7 +105,7 @@ class DroppedAssistantTurn(Rule):
             return
         if transition.response_position is not None:
             return
-        kept = [p for p in transition.mapping[: transition.response_index] if p is not None]
+        kept = sorted(p for p in transition.mapping[: transition.response_index] if p is not None)  # results may come back reordered
         slot = kept[-1] + 1 if kept else 0
         if slot < len(ctx.messages) and role_of(ctx.messages[slot]) == "assistant":
             return  # the reply is there, re-worded (structured-output agents keep only its text)

@@ -102,7 +102,7 @@ def _unlogged_reply(previous: Turn, turn: Turn, transition: Transition) -> int |
     if transition.response_index is not None or not transition.mapping:
         return None
     if transition.mapping[-1] is not None:
-        return transition.mapping[-1] + 1
+        return transition.new_from  # after the last message carried (parallel results may come back reordered)
     if not previous.identities or previous.identities[-1][0] not in ("user", "tool"):
         return None
     first = next((index for index, message in enumerate(turn.messages) if role_of(message) == "assistant"), None)
