@@ -244,8 +244,8 @@ def edited_user_message(previous: Turn, following: Turn, mapping: list[int | Non
     edited = len(following.identities) - 1
     if not 0 <= edited < len(previous.identities):
         return None  # nothing to edit
-    if any(mapping[i] != i for i in range(edited)) or any(p is not None for p in mapping[edited:]):
-        return None
+    if set(mapping[:edited]) != set(range(edited)) or any(p is not None for p in mapping[edited:]):
+        return None  # not the same messages before it (parallel results may come back reordered)
     old, new = previous.messages[edited], following.messages[edited]
     if role_of(old) != "user" or role_of(new) != "user":
         return None
