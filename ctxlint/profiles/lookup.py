@@ -249,8 +249,8 @@ def _client_compaction_openings() -> tuple[str, ...]:
 def client_summary(message: dict[str, Any]) -> bool:
     """Whether a message is the summary an agent put in place of the history when it
     compacted the conversation itself (Claude Code, Codex CLI, LangChain's summarization
-    middleware, Aider, Gemini CLI): a line of its opening opens with the line that agent's summary opens
-    with (a `<system-reminder>` block may come first in the same message)."""
+    middleware, Aider, Gemini CLI): a line of its opening opens with the line that agent's
+    summary opens with (a `<system-reminder>` block may come first in the same message)."""
     openings = _client_compaction_openings()
     return any(" ".join(line.split()).startswith(openings) for line in text_of(message.get("content"))[:4000].splitlines())
 

@@ -193,8 +193,8 @@ class LostFirstTurnConstraint(Rule):
     then what must be kept; a prompt cut short, with nothing new, is a loss. Once the
     provider compacts the conversation (Anthropic's `compaction` block, a Responses API
     `compaction` item), or an agent that compacts it itself (Claude Code, Codex CLI,
-    LangChain's SummarizationMiddleware, Aider, Gemini CLI: a summary message that opens with the agent's
-    continuation line, listed in the model profiles), that summary stands for the
+    LangChain's SummarizationMiddleware, Aider, Gemini CLI: a summary message that opens
+    with the agent's continuation line, listed in the model profiles), that summary stands for the
     messages that came before, and the app may leave them out; the system prompt is not compacted, and must still be sent. A system
     prompt cut short while the whole conversation is carried is a loss too: another
     agent taking the run over sends a prompt that says something new.
