@@ -78,6 +78,7 @@ class Profile:
     # settings refused while the request turns thinking on with one of these thinking.type values
     thinking_types: tuple[str, ...] = ()
     thinking_conflicts: tuple[ThinkingConflict, ...] = ()
+    prefill_without_thinking: bool = False  # refused too: a request ending with an assistant message that opens with no thinking block
     conflict_sources: tuple[str, ...] = ()
 
     @property
@@ -216,7 +217,8 @@ def _thinking_conflicts(candidates: list[str]) -> dict[str, Any]:
     if entry is None:
         return {}
     return {"thinking_types": tuple(entry["thinking_types"]), "conflict_sources": tuple(entry["sources"]),
-            "thinking_conflicts": tuple(ThinkingConflict(**rule) for rule in entry["rejects"])}
+            "thinking_conflicts": tuple(ThinkingConflict(**rule) for rule in entry["rejects"]),
+            "prefill_without_thinking": bool(entry.get("prefill_without_thinking"))}
 
 
 def passback_required(profile: Profile, record: Record, message: dict[str, Any], open_loop: bool) -> bool:

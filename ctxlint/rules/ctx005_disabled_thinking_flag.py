@@ -4,7 +4,7 @@ from typing import Iterable
 
 import orjson
 
-from ctxlint.chat import key_text
+from ctxlint.chat import key_text, reasoning_of, role_of, tool_calls_of
 from ctxlint.ingest.shapes import dotted
 from ctxlint.rules.base import Rule, Violation
 
@@ -29,7 +29,9 @@ class DisabledThinkingFlag(Rule):
     settings Claude refuses while a request turns thinking on (`thinking.type` `enabled`
     or `adaptive`): a `temperature` other than 1, `top_p` under 0.95, `top_k`, a
     `tool_choice` that forces a tool (`any`, a named tool, chat-completions' `required`
-    through a gateway), or a `budget_tokens` under 1,024.
+    through a gateway), a `budget_tokens` under 1,024, or a request that ends with an
+    assistant prefill of text (Claude wants the final assistant message to open with a
+    thinking block).
 
     ## Why is this bad?
     Apps keep sending the switch they wrote for an older model after they move to a
@@ -54,7 +56,7 @@ class DisabledThinkingFlag(Rule):
     severity = "error"
     needs = ("thinking_profile",)
     remediation = ("Remove thinking settings the model does not accept; use one of its reasoning_effort values; "
-                   "with thinking on, leave out the sampling settings and forced tool choice the model refuses.")
+                   "with thinking on, leave out the sampling settings, forced tool choice and assistant prefill the model refuses.")
 
     def check(self, ctx) -> Iterable[Violation]:
         profile = ctx.profile
@@ -87,6 +89,20 @@ class DisabledThinkingFlag(Rule):
                         evidence={"setting": conflict.path, "value": sent, "thinking": switched_on, "profile": profile.id,
                                   "sources": list(profile.conflict_sources)},
                     )
+            last = len(ctx.messages) - 1
+            if profile.prefill_without_thinking and last > 0 and _prefill_without_thinking(ctx.messages[last]):
+                yield Violation(
+                    f"{profile.id} rejects a request that ends with an assistant message (a prefill) opening with no thinking "
+                    f"block while thinking is on (thinking.type {_as_sent(switched_on)}); drop the prefill, or turn thinking off for this request",
+                    key="prefill", message_index=last, pointer=f"/messages/{last}",
+                    evidence={"thinking": switched_on, "profile": profile.id, "sources": list(profile.conflict_sources)},
+                )
+
+
+def _prefill_without_thinking(message: dict) -> bool:
+    """An assistant message of text that ends a request (a prefill the reply is to go on
+    from) and carries no thinking block to open with."""
+    return role_of(message) == "assistant" and not tool_calls_of(message) and reasoning_of(message)[0] is None
 
 
 def _as_sent(value: object) -> str:
