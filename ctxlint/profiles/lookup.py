@@ -78,7 +78,9 @@ class Profile:
     # settings refused while the request turns thinking on with one of these thinking.type values
     thinking_types: tuple[str, ...] = ()
     thinking_conflicts: tuple[ThinkingConflict, ...] = ()
-    prefill_without_thinking: bool = False  # refused too: a request ending with an assistant message that opens with no thinking block
+    # refused too: a request that ends with an assistant message whose thinking does not follow the
+    # switch (no thinking block to open with while thinking is on, a thinking block while it is off)
+    final_assistant_follows_thinking: bool = False
     conflict_sources: tuple[str, ...] = ()
 
     @property
@@ -218,7 +220,7 @@ def _thinking_conflicts(candidates: list[str]) -> dict[str, Any]:
         return {}
     return {"thinking_types": tuple(entry["thinking_types"]), "conflict_sources": tuple(entry["sources"]),
             "thinking_conflicts": tuple(ThinkingConflict(**rule) for rule in entry["rejects"]),
-            "prefill_without_thinking": bool(entry.get("prefill_without_thinking"))}
+            "final_assistant_follows_thinking": bool(entry.get("final_assistant_follows_thinking"))}
 
 
 def passback_required(profile: Profile, record: Record, message: dict[str, Any], open_loop: bool) -> bool:

@@ -31,7 +31,8 @@ class DisabledThinkingFlag(Rule):
     `tool_choice` that forces a tool (`any`, a named tool, chat-completions' `required`
     through a gateway), a `budget_tokens` under 1,024, or a request that ends with an
     assistant prefill of text (Claude wants the final assistant message to open with a
-    thinking block).
+    thinking block); and, with thinking off, a final assistant message that carries
+    thinking blocks.
 
     ## Why is this bad?
     Apps keep sending the switch they wrote for an older model after they move to a
@@ -89,20 +90,33 @@ class DisabledThinkingFlag(Rule):
                         evidence={"setting": conflict.path, "value": sent, "thinking": switched_on, "profile": profile.id,
                                   "sources": list(profile.conflict_sources)},
                     )
-            last = len(ctx.messages) - 1
-            if profile.prefill_without_thinking and last > 0 and _prefill_without_thinking(ctx.messages[last]):
-                yield Violation(
-                    f"{profile.id} rejects a request that ends with an assistant message (a prefill) opening with no thinking "
-                    f"block while thinking is on (thinking.type {_as_sent(switched_on)}); drop the prefill, or turn thinking off for this request",
-                    key="prefill", message_index=last, pointer=f"/messages/{last}",
-                    evidence={"thinking": switched_on, "profile": profile.id, "sources": list(profile.conflict_sources)},
-                )
+        against = _final_assistant_against_the_switch(ctx, switched_on)
+        if against is not None:
+            yield against
 
 
-def _prefill_without_thinking(message: dict) -> bool:
-    """An assistant message of text that ends a request (a prefill the reply is to go on
-    from) and carries no thinking block to open with."""
-    return role_of(message) == "assistant" and not tool_calls_of(message) and reasoning_of(message)[0] is None
+def _final_assistant_against_the_switch(ctx, switched_on: str | None) -> Violation | None:
+    """The assistant message a request ends with (a prefill the reply is to go on from),
+    when its thinking does not follow the request's switch: no thinking block to open with
+    while thinking is on, a thinking block while it is off."""
+    profile, last = ctx.profile, len(ctx.messages) - 1
+    message = ctx.messages[last] if last > 0 else None
+    if not profile.final_assistant_follows_thinking or message is None or role_of(message) != "assistant" or tool_calls_of(message):
+        return None
+    thinks = reasoning_of(message)[0] is not None
+    if switched_on in profile.thinking_types:
+        if thinks:
+            return None
+        said = f"opening with no thinking block while thinking is on (thinking.type {_as_sent(switched_on)}); drop the prefill, or turn thinking off"
+    elif switched_on == "disabled" or (switched_on is None and profile.thinking_mode == "toggle" and not profile.thinking_default):
+        if not thinks:
+            return None
+        said = "that carries thinking blocks while thinking is off; leave them out of it, or turn thinking on"
+    else:
+        return None
+    return Violation(f"{profile.id} rejects a request that ends with an assistant message (a prefill) {said} for this request",
+                     key="prefill", message_index=last, pointer=f"/messages/{last}",
+                     evidence={"thinking": switched_on, "profile": profile.id, "sources": list(profile.conflict_sources)})
 
 
 def _as_sent(value: object) -> str:
