@@ -95,6 +95,10 @@ class DisabledThinkingFlag(Rule):
             yield against
 
 
+# how a gateway turns a model's thinking on besides `thinking` (OpenRouter's `reasoning`)
+OTHER_THINKING_SWITCHES = ("reasoning", "reasoning_effort")
+
+
 def _final_assistant_against_the_switch(ctx, switched_on: str | None) -> Violation | None:
     """The assistant message a request ends with (a prefill the reply is to go on from),
     when its thinking does not follow the request's switch: no thinking block to open with
@@ -108,7 +112,8 @@ def _final_assistant_against_the_switch(ctx, switched_on: str | None) -> Violati
         if thinks:
             return None
         said = f"opening with no thinking block while thinking is on (thinking.type {_as_sent(switched_on)}); drop the prefill, or turn thinking off"
-    elif switched_on == "disabled" or (switched_on is None and profile.thinking_mode == "toggle" and not profile.thinking_default):
+    elif switched_on == "disabled" or (switched_on is None and profile.thinking_mode == "toggle" and not profile.thinking_default
+                                       and not any(setting in ctx.request for setting in OTHER_THINKING_SWITCHES)):
         if not thinks:
             return None
         said = "that carries thinking blocks while thinking is off; leave them out of it, or turn thinking on"
