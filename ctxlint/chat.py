@@ -407,7 +407,6 @@ _SUMMARY_ANNOUNCEMENT = re.compile(
     r"(?:summary|recap) of (?:the |our |this |your )?(?:previous |prior |earlier |past )?"
     r"(?:conversation|chat|discussion|dialog(?:ue)?|session|exchange|messages)\b"
     r"|\W*(?:previous |prior |earlier )?(?:conversation|chat|discussion|session) (?:summary|recap)\b"
-    r"|\W*for context, here is the conversation so far\b"  # the OpenAI Agents SDK's handoff summary
     r"|\W*(?:以下是|这是|下面是)?(?:之前|此前|先前|前面|上文|历史)?的?(?:对话|会话|聊天)(?:内容|记录)?的?(?:摘要|总结|概要)[:：]")
 SUMMARY_WORDS_AT_LEAST = 12  # a summary says something: "Summary of our chat, please?" asks for one
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ctxlint.chat import provider_compaction, role_of, text_of
+from ctxlint.chat import announces_summary, provider_compaction, role_of, text_of
 
 if TYPE_CHECKING:
     from ctxlint.ingest.record import Record
@@ -253,7 +253,7 @@ def _client_compaction_openings() -> tuple[str, ...]:
 def client_summary(message: dict[str, Any]) -> bool:
     """Whether a message is the summary an agent put in place of the history when it
     compacted the conversation itself (Claude Code, Codex CLI, LangChain's summarization
-    middleware, Aider, Gemini CLI): a line of its opening opens with the line that agent's
+    middleware, Aider, Gemini CLI, the OpenAI Agents SDK's handoff): a line of its opening opens with the line that agent's
     summary opens with (a `<system-reminder>` block may come first in the same message)."""
     openings = _client_compaction_openings()
     return any(" ".join(line.split()).startswith(openings) for line in text_of(message.get("content"))[:4000].splitlines())
@@ -271,6 +271,12 @@ def retries_an_empty_reply(message: dict[str, Any]) -> bool:
     user's text that happens to quote it."""
     text = text_of(message.get("content"))
     return len(text) <= 1000 and any(prompt in " ".join(text.split()) for prompt in _empty_reply_retry_prompts())
+
+
+def summary_message(message: dict[str, Any]) -> bool:
+    """Whether a message is a summary of the conversation before it: an agent's own
+    (client_summary), or one that says it is (chat.announces_summary)."""
+    return client_summary(message) or announces_summary(message)
 
 
 def compaction_at(messages: list[dict[str, Any]]) -> int | None:

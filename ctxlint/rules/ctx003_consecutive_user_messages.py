@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import announces_summary, different_participants, excerpt, no_reply, role_of, short_hash, text_of
-from ctxlint.profiles.lookup import client_summary, retries_an_empty_reply
+from ctxlint.chat import different_participants, excerpt, no_reply, role_of, short_hash, text_of
+from ctxlint.profiles.lookup import retries_an_empty_reply, summary_message
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates_cut_history
 
@@ -81,8 +81,8 @@ class ConsecutiveUserMessages(Rule):
             if role_of(messages[index]) == "user" and role_of(messages[index - 1]) == "user" \
                     and not different_participants(messages[index - 1], messages[index]) \
                     and identities[index] not in summaries and identities[index - 1] not in summaries \
-                    and identities[index - 1] not in refused and not client_summary(messages[index - 1]) \
-                    and not announces_summary(messages[index - 1]) and not retries_an_empty_reply(messages[index]):
+                    and identities[index - 1] not in refused and not summary_message(messages[index - 1]) \
+                    and not retries_an_empty_reply(messages[index]):
                 first, second = (text_of(messages[i].get("content")) for i in (index - 1, index))
                 if _attachment_only(messages[index - 1], first) or _attachment_only(messages[index], second):
                     continue

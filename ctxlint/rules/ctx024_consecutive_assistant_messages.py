@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import announces_summary, call_function, different_participants, hand_back_call, role_of, tool_call_ids, tool_calls_of
+from ctxlint.chat import call_function, different_participants, hand_back_call, role_of, tool_call_ids, tool_calls_of
+from ctxlint.profiles.lookup import summary_message
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -15,8 +16,9 @@ class ConsecutiveAssistantMessages(Rule):
     supervisor" with a `transfer_back_to_…` call after a worker's answer). Nor where the
     first made tool calls that no tool message of the request answers: the results are
     what is missing between them, which CTX002 reports where it starts. Nor where the first
-    is a summary of the conversation so far that the app put in as an assistant message
-    (the OpenAI Agents SDK hands a conversation to the next agent so: "For context, here
+    is a summary of the conversation so far that the app put in as an assistant message,
+    in words of its own or with a known agent's opening line (the model profiles list
+    them; the OpenAI Agents SDK hands a conversation to the next agent so: "For context, here
     is the conversation so far between the user and the previous agent: <CONVERSATION
     HISTORY>…"), followed by the model's own reply.
 
@@ -43,7 +45,7 @@ class ConsecutiveAssistantMessages(Rule):
             if role_of(ctx.messages[index]) == "assistant" and role_of(ctx.messages[index - 1]) == "assistant" \
                     and not different_participants(ctx.messages[index - 1], ctx.messages[index]) \
                     and not _hands_back(ctx.messages[index]) and not _calls_unanswered(ctx.messages, index - 1) \
-                    and not announces_summary(ctx.messages[index - 1]):
+                    and not summary_message(ctx.messages[index - 1]):
                 yield Violation(
                     f"messages {ctx.label(index - 1)} and {ctx.label(index)} are both assistant messages",
                     key=(ctx.turn.identities[index - 1], ctx.turn.identities[index]), message_index=index, pointer=f"/messages/{index}", stands_at=index - 1,
