@@ -147,6 +147,22 @@ def test_an_output_without_its_call_id_is_a_tool_message_without_an_id(tmp_path)
         ("CTX002", 1, "/input/1"), ("CTX010", 1, "/input/2")]
 
 
+SHELL_CALL = {"type": "local_shell_call", "id": "lsh_1", "call_id": "call_9", "status": "completed",
+              "action": {"type": "exec", "command": ["ls"], "env": {}}}
+
+
+def test_a_local_shell_output_answers_the_call_its_id_names(tmp_path):
+    # the API's local_shell_call_output names its call by `id`, not `call_id`
+    log = _write(tmp_path, [
+        _request([USER, SHELL_CALL, {"type": "local_shell_call_output", "id": "call_9", "output": "a.txt"}]),
+        _request([USER, SHELL_CALL, {"type": "local_shell_call_output", "call_id": "call_9", "output": "a.txt"}]),
+        _request([USER, SHELL_CALL, {"type": "local_shell_call_output", "id": "call_8", "output": "a.txt"}]),
+        _request([USER, SHELL_CALL, {"type": "local_shell_call_output", "id": 9, "output": "a.txt"}]),
+    ])
+    found = [(f["code"], f["line"], f["pointer"]) for f in json_report(log)["findings"]]
+    assert found == [("CTX001", 3, "/input/2"), ("CTX002", 3, "/input/1"), ("CTX900", 4, "/request/input/2/id")]
+
+
 def test_a_function_call_without_its_call_id_is_a_located_input_error(tmp_path):
     log = _write(tmp_path, [_request([USER, {"type": "function_call", "name": "get_weather", "arguments": "{}"}])])
     report = json_report(log)

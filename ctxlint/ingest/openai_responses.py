@@ -5,7 +5,8 @@ back to the input items each normalized message came from.
 list of input items, each user, system or developer message is a message; each run of
 what one response returned (`reasoning` items, assistant `message` items, `*_call` items
 with a `call_id`) is one assistant turn, with the calls as its tool calls and the
-reasoning items, kept whole, as its reasoning; each `*_call_output` item is a tool message.
+reasoning items, kept whole, as its reasoning; each `*_call_output` item is a tool message
+(a `local_shell_call_output` names its call by `id`, as the API defines it).
 Items the provider runs and answers itself (web search, file search, code interpreter:
 no `call_id`) are left out, on both the request and the response side. A function or
 custom tool call must carry its `call_id` (a located input error without it); an output
@@ -35,6 +36,8 @@ STORED = "not linted: a Responses API request that continues a stored response o
 # The calls the app runs and answers itself: each must carry the call_id its output names.
 CLIENT_CALLS = ("function_call", "custom_tool_call")
 CLIENT_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+# The output item that names its call by `id` (the call's call_id), as the API defines it.
+OUTPUTS_NAMING_THEIR_CALL_BY_ID = ("local_shell_call_output",)
 STOPS = {"max_output_tokens": "length", "content_filter": "content_filter"}
 
 
@@ -86,16 +89,17 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
         for index, item in enumerate(items):
             pointer = f"/input/{index}"
             kind = _kind(item, pointer)
-            if item.get("call_id") is not None and not isinstance(item["call_id"], str):
-                raise BodyProblem(f"{pointer}/call_id is not a string", f"{pointer}/call_id")
+            answers, member = _answered_call(item, kind)
+            if answers is not None and not isinstance(answers, str):
+                raise BodyProblem(f"{pointer}/{member} is not a string", f"{pointer}/{member}")
             if kind == "message" and item.get("role") != "assistant":
                 turn.close(messages, origins)
                 messages.append({"role": item.get("role"), "content": _content(item.get("content"))})
                 origins.append(Origin(index, pointer))
-            elif kind in CLIENT_OUTPUTS or (kind.endswith("_output") and item.get("call_id") is not None):
+            elif kind in CLIENT_OUTPUTS or (kind.endswith("_output") and answers is not None):
                 turn.close(messages, origins)
                 output = item.get("output")  # without its call_id it answers nothing: CTX010 says so
-                messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": text_of(output)})
+                messages.append({"role": "tool", "tool_call_id": answers, "content": text_of(output)})
                 origins.append(Origin(index, pointer, content="/output"))
             else:
                 turn.add(item, kind, index, pointer)
@@ -172,6 +176,14 @@ def _kind(item: Any, pointer: str) -> str:
         if isinstance(item.get("role"), str):
             return "message"  # an easy input message: {"role", "content"}
     raise BodyProblem(f"{pointer} is not an input item (an object with a `type` or a `role`)", pointer)
+
+
+def _answered_call(item: dict[str, Any], kind: str) -> tuple[Any, str]:
+    """The call id an item carries, and the member that holds it: `call_id`, or the `id`
+    of an output that names its call so (an SDK that writes `call_id` there is read too)."""
+    if item.get("call_id") is None and kind in OUTPUTS_NAMING_THEIR_CALL_BY_ID:
+        return item.get("id"), "id"
+    return item.get("call_id"), "call_id"
 
 
 def _call(item: dict[str, Any], kind: str) -> dict[str, Any]:
