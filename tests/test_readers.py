@@ -895,6 +895,15 @@ def test_a_nock_recording_is_read_by_its_scope_and_path():
     assert [record.line for record in read_inputs([str(READERS / "nock_recording_clean.json")]).records] == [2, 72]
 
 
+def test_a_nock_recording_with_raw_headers_that_are_not_names_is_read(tmp_path):
+    calls = orjson.loads((READERS / "nock_recording_clean.json").read_bytes())
+    calls[0]["rawHeaders"] = [{"a": 1}, "x", "content-type", "application/json", None]
+    log = tmp_path / "nock.json"
+    log.write_bytes(orjson.dumps(calls))
+    report = json_report(str(log))
+    assert code_lines(report) == [] and report["summary"]["records"] == 2
+
+
 def test_a_cohere_v2_chat_interaction_is_read_as_chat_completions():
     """pydantic-ai hands a conversation from OpenAI's Responses API to Cohere's v2 chat,
     which sends chat-completions messages: one session across the two, read whole, the

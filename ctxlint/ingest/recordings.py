@@ -63,8 +63,9 @@ def _is_nock_call(item: Any) -> bool:
 def _nock_interaction(call: dict[str, Any]) -> dict[str, Any]:
     """nock's recorded call: its scope (scheme and host) and path are the URL; a body
     that is JSON is recorded as data, else as text."""
-    headers = call.get("rawHeaders")
-    response_headers = dict(zip(headers[::2], headers[1::2])) if isinstance(headers, list) else (headers if isinstance(headers, dict) else {})
+    headers = call.get("rawHeaders")  # a flat list, name then value
+    response_headers = ({name: value for name, value in zip(headers[::2], headers[1::2]) if isinstance(name, str)}
+                        if isinstance(headers, list) else (headers if isinstance(headers, dict) else {}))
     return {"request": {"method": call.get("method"), "uri": call["scope"] + call["path"], "body": call.get("body")},
             "response": {"status": {"code": call.get("status")}, "headers": response_headers, "body": _nock_body(call.get("response"))}}
 
