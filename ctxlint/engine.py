@@ -30,6 +30,7 @@ from ctxlint.tokens.counter import TOKENS_PER_REPLY, TokenCount, TokenCounter, p
 
 
 HOT_SESSIONS = 384  # sessions kept awake (their previous request held whole) while streaming
+UNFINISHED = ("length", "pause_turn")  # how a reply ends that the next one may go on with
 
 
 def order(record: Record) -> int:
@@ -216,7 +217,9 @@ class SessionCheck:
         self.pending = 0  # bit per rule: judging waits for a second request to show the chain
         self.settings: str | None = None  # settings_digest of the previous request
         self.fingerprint_base: str | None = None
-        self.cut_off: frozenset[tuple] = frozenset()  # identities of replies the session got cut off (finish_reason length)
+        # identities of replies the session got cut off (finish_reason length) or paused
+        # (Anthropic's pause_turn): the next reply may continue them (CTX024, CTX025)
+        self.cut_off: frozenset[tuple] = frozenset()
         self.summaries: frozenset[tuple] = frozenset()  # identities of messages put in place of cut history (CTX003)
         self.refused: frozenset[tuple] = frozenset()  # identities of user messages whose request got an error reply (CTX003)
         # a request has left out messages of the one before: the app trims or folds its history
@@ -563,7 +566,7 @@ class Engine:
         if ctx.previous is not None and not session.history_cut and ctx.transition.edited_at is None:  # an edit branches, cuts nothing
             session.history_cut = bool(ctx.transition.left_out(ctx.previous.identities))
         self._learn(session.ledger, turn, ctx.profile.id if ctx.profile.known else None)
-        if record.response is not None and record.response.finish_reason == "length" and turn.response_message is not None:
+        if record.response is not None and record.response.finish_reason in UNFINISHED and turn.response_message is not None:
             session.cut_off |= {turn.response_identity()}
         session.previous = turn
         session.judged = judged

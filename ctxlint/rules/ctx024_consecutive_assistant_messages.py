@@ -20,7 +20,11 @@ class ConsecutiveAssistantMessages(Rule):
     in words of its own or with a known agent's opening line (the model profiles list
     them; the OpenAI Agents SDK hands a conversation to the next agent so: "For context, here
     is the conversation so far between the user and the previous agent: <CONVERSATION
-    HISTORY>…"), followed by the model's own reply.
+    HISTORY>…"), followed by the model's own reply. Nor where the first is a reply the
+    session got cut off (`finish_reason: "length"`) or paused (Anthropic's `pause_turn`,
+    which a long server-tool turn ends with and which is sent back as it came for the
+    model to go on) and the second goes on with it: Anthropic's API joins consecutive
+    assistant messages into one turn.
 
     ## Why is this bad?
     One model reply was stored as two messages (a streamed reply split into an empty
@@ -36,6 +40,7 @@ class ConsecutiveAssistantMessages(Rule):
     code = "CTX024"
     name = "consecutive-assistant-messages"
     severity = "warning"
+    scope = "session"  # reads which replies the session got cut off or paused
     recurs = True
     recurs_on = ("calls",)  # a streamed reply is split in two (an empty message and its calls) on tool-call turns
     remediation = "Store each model reply as one assistant message (content and tool_calls together)."
@@ -45,7 +50,8 @@ class ConsecutiveAssistantMessages(Rule):
             if role_of(ctx.messages[index]) == "assistant" and role_of(ctx.messages[index - 1]) == "assistant" \
                     and not different_participants(ctx.messages[index - 1], ctx.messages[index]) \
                     and not _hands_back(ctx.messages[index]) and not _calls_unanswered(ctx.messages, index - 1) \
-                    and not summary_message(ctx.messages[index - 1]):
+                    and not summary_message(ctx.messages[index - 1]) \
+                    and ctx.turn.identities[index - 1] not in ctx.session.cut_off:
                 yield Violation(
                     f"messages {ctx.label(index - 1)} and {ctx.label(index)} are both assistant messages",
                     key=(ctx.turn.identities[index - 1], ctx.turn.identities[index]), message_index=index, pointer=f"/messages/{index}", stands_at=index - 1,

@@ -22,8 +22,8 @@ class RepairedHistory(Rule):
     content sanitised to satisfy protocol]`, or an injected `Please continue.` user
     message where no user would write one (between two assistant messages, or as the
     first conversation message). After a reply the session got cut off
-    (`finish_reason: "length"`), "Please continue." is how an app asks for the rest, not
-    a repair.
+    (`finish_reason: "length"`) or paused (Anthropic's `pause_turn`), "Please continue."
+    is how an app asks for the rest, not a repair.
 
     ## Why is this bad?
     A proxy papered over a broken history: the app sent unanswered tool calls, empty
