@@ -122,6 +122,25 @@ def test_sessions_with_and_without_keys_and_bad_lines_in_two_workers(tmp_path, m
     assert len(single_runs) == 1  # the two workers did not fall back to one process
 
 
+def test_lines_whose_key_only_a_parse_reads_are_reported_by_their_sessions_owner(tmp_path, monkeypatch):
+    """A line shared out by the key its parse finds (a dotted --session-key) that holds no
+    request, a skip or a problem, is counted once, by the worker that owns its session."""
+    single_runs = _count_single_runs(monkeypatch)
+    lines = []
+    for n in range(6):
+        key = {"metadata": {"conversation": f"c{n}"}}
+        lines.append(orjson.dumps({**key, "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": f"trip {n}"}]}}).decode())
+        lines.append(orjson.dumps({**key, "model": "text-embedding-3-small", "messages": [{"role": "user", "content": "x"}],
+                                   "call_type": "embedding"}).decode())  # skipped: LiteLLM's embedding call
+        lines.append(orjson.dumps({**key, "request": {"model": "gpt-4o", "messages": "hi"}}).decode())  # a problem
+    log = tmp_path / "dotted.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+    one = _same_report_in_two_workers([str(log)], session_key="metadata.conversation")
+    assert one["summary"]["records"] == 6 and one["summary"]["skipped"] == {"not chat-completions: LiteLLM embedding call": 6}
+    assert [f["line"] for f in one["findings"] if f["code"] == "CTX900"] == [3, 6, 9, 12, 15, 18]
+    assert len(single_runs) == 1
+
+
 @pytest.mark.parametrize("line", [
     _line("a", 1)[:-1] + ',"session\\u005fid":"b"}',  # the bytes show a, the parse (last key wins) finds b
     '{"session\\u005fid":"s0","request":' + orjson.dumps({"messages": [{"role": "user", "content": "hi"}]}).decode() + "}",  # no key in the bytes

@@ -129,6 +129,11 @@ class Share:
         key = line_session_key(obj, self.session_key)
         return (key is None and self.infer_everywhere) or self._takes(key)
 
+    def owns_line(self, obj: object) -> bool:
+        """Of a line this worker reads on (reads_line): whether it is this worker's alone, a
+        line of a session it owns, all of whose items (skips and problems too) it keeps."""
+        return isinstance(obj, dict) and "custom_id" not in obj and line_session_key(obj, self.session_key) is not None
+
     def keeps(self, item: Item) -> bool:
         if isinstance(item, Record):
             if item.custom_id is not None:
@@ -183,12 +188,13 @@ def read_jsonl(source: Source, session_key: str | None, progress: NoProgress, de
             share.confirm(obj, routed)
         elif share is not None and not share.reads_line(obj):
             continue
+        owned = share is None or routed is not None or share.owns_line(obj)
         for item in as_items(obj, source.path, number, session_key, decoder.reused if decoder.trusted else 0):
             if share is not None:
                 share.agrees(obj, item)
             if isinstance(item, Record):
                 decoder.mark_record()
-            if share is None or routed is not None or share.keeps(item):
+            if owned or share.keeps(item):
                 yield item
 
 
