@@ -445,6 +445,15 @@ def message_identity_of(message: dict[str, Any]) -> tuple:
     return (role, short_hash(text_of(message.get("content")) or message.get("content")))
 
 
+def dotted(obj: Any, path: str) -> Any:
+    """The value at a dotted path of member names (`metadata.session_id`), or None."""
+    for part in path.split("."):
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(part)
+    return obj
+
+
 _JSON_TYPES = ((bool, "a boolean"), (int, "a number"), (float, "a number"), (str, "a string"), (list, "an array"),
                (dict, "an object"), (type(None), "null"))
 

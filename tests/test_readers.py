@@ -928,3 +928,72 @@ def test_a_cassette_recorded_with_its_request_body_stubbed_says_so(tmp_path):
     report = json_report(str(cassette))
     assert code_lines(report) == [("CTX900", 2)]
     assert "sends no `messages` (only `model`, `stream`, `thinking`)" in report["findings"][0]["message"]
+
+
+# -- LangSmith runs ---------------------------------------------------------------------------------
+
+LANGSMITH_SKIPS = {"LangSmith chain run (no model call)": 3, "LangSmith tool run (no model call)": 3}
+
+
+def test_a_langsmith_export_is_read_by_thread_not_by_project():
+    """list_runs gives every run of a project (its session_id), newest first: the model
+    runs are the requests, grouped by the thread their metadata names and put in time order;
+    the agent's answer the thread's memory lost is found at the run that left it out."""
+    log = str(READERS / "langsmith_runs_answer_dropped_from_thread_memory.jsonl")
+    report = json_report(log)
+    assert located_findings(report) == [("CTX016", 3, None, None, None)]
+    assert sorted((s["id"], s["requests"]) for s in report["sessions"]) == [("thread-7", 4), ("thread-8", 2)]
+    assert report["summary"]["skipped"] == LANGSMITH_SKIPS
+    # the run's project is no conversation, whatever the key: a trace's runs are one
+    by_trace = json_report(log, "--session-key", "trace_id")
+    assert sorted(s["requests"] for s in by_trace["sessions"]) == [2, 2, 2] and by_trace["findings"] == []
+    two = run_cli("check", log, "--format", "json", "--jobs", "2")
+    assert two.stdout == run_cli("check", log, "--format", "json").stdout
+
+
+def test_a_langsmith_trace_tree_is_read_run_by_run():
+    """A trace as read_run(load_child_runs=True) gives it: its model runs are the requests,
+    each at the line its trace starts on, pointing into its run. ChatAnthropic sends its
+    thinking blocks as the message's content: one left out in the tool loop is CTX004."""
+    dropped = json_report(str(READERS / "langsmith_trace_tree_thinking_dropped.json"))
+    assert located_findings(dropped) == [("CTX004", 2, 1, "/child_runs/2/inputs/messages/0/1", "toolu_01")]
+    clean = json_report(str(READERS / "langsmith_trace_tree_clean.json"))
+    assert clean["findings"] == [] and clean["coverage"]["CTX004"]["not_judged"] == {}
+    assert [s["requests"] for s in clean["sessions"]] == [3]
+    assert clean["summary"]["skipped"] == {"LangSmith chain run (no model call)": 1, "LangSmith tool run (no model call)": 2}
+
+
+def test_langsmith_runs_of_sdk_calls_failures_and_prompts():
+    """A run traced around an SDK call keeps the body it sent, read as that body; a failed
+    run's error is the provider's answer; a prompt traced as text is skipped; a message of
+    no role is a located problem."""
+    report = json_report(str(READERS / "langsmith_sdk_traced_runs.jsonl"))
+    assert code_lines(report) == [("CTX003", 2), ("CTX016", 2), ("CTX022", 2), ("CTX900", 4)]
+    assert "HTTP 400" in report["findings"][2]["message"]
+    assert report["findings"][3]["pointer"] == "/inputs/messages/0/0" and "(RemoveMessage)" in report["findings"][3]["message"]
+    assert report["summary"]["skipped"] == {"LangSmith model run recorded without its messages (a prompt as text)": 1}
+
+
+def _deepseek_run(messages, reply, minute):
+    kind = {"human": "HumanMessage", "ai": "AIMessage", "tool": "ToolMessage"}
+    return {"id": f"run-{minute}", "run_type": "llm", "start_time": f"2026-11-30T10:{minute:02d}:00", "trace_id": "t", "session_id": "project",
+            "extra": {"invocation_params": {"model": "deepseek-reasoner", "_type": "openai-chat"}, "metadata": {"thread_id": "d"}},
+            "inputs": {"messages": [[{"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", kind[m["type"]]], "kwargs": m}
+                                     for m in messages]]},
+            "outputs": {"generations": [[{"message": {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "AIMessage"],
+                                                      "kwargs": reply}}]]}}
+
+
+def test_reasoning_an_integration_keeps_beside_the_message_is_not_judged(tmp_path):
+    """langchain-openai keeps DeepSeek's reasoning_content in additional_kwargs and leaves it
+    out of what it sends: a LangChain message with or without it says nothing of the wire."""
+    user = {"type": "human", "content": "Weather in Paris?"}
+    call = {"type": "ai", "content": "", "additional_kwargs": {"reasoning_content": "Need the tool."},
+            "tool_calls": [{"name": "get_weather", "args": {"city": "Paris"}, "id": "call_1"}]}
+    result = {"type": "tool", "content": "18C", "tool_call_id": "call_1"}
+    log = write_records(tmp_path / "runs.jsonl", [
+        _deepseek_run([user], call, 1),
+        _deepseek_run([user, {**call, "additional_kwargs": {}}, result], {"type": "ai", "content": "18C."}, 2)])
+    report = json_report(log)
+    assert report["findings"] == []
+    assert report["coverage"]["CTX004"]["not_judged"] == {"the log does not record the reasoning sent back": 2}

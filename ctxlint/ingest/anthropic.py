@@ -87,7 +87,7 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
     request = {name: value for name, value in body.items() if name not in ("messages", "system", "tools")}
     request["messages"] = normalized
     if isinstance(body.get("tools"), list):
-        request["tools"] = [_tool(tool) for tool in body["tools"]]
+        request["tools"] = [chat_tool(tool) for tool in body["tools"]]
     return request, SourceMap(tuple(origins), CALL_PARTS, reasoning="thinking blocks")
 
 
@@ -105,7 +105,7 @@ def assistant_message(content: str | list[Any], pointer: str = "") -> tuple[dict
         elif kind == "tool_use":
             _check_text(block, ("id", "name"), f"{pointer}/content/{position}")
             calls.append({"id": block.get("id"), "type": "function",
-                          "function": {"name": block.get("name"), "arguments": _arguments(block.get("input", {}))}})
+                          "function": {"name": block.get("name"), "arguments": arguments_json(block.get("input", {}))}})
             call_pointers.append(f"{pointer}/content/{position}")
         elif kind in THINKING_BLOCKS:
             thinking.append(block)
@@ -115,7 +115,7 @@ def assistant_message(content: str | list[Any], pointer: str = "") -> tuple[dict
     return message, tuple(call_pointers)
 
 
-def _arguments(tool_input: Any) -> str:
+def arguments_json(tool_input: Any) -> str:
     """A tool_use input as JSON arguments, keys sorted: an object the app stored and sent
     back in another key order is the same call."""
     try:
@@ -173,7 +173,7 @@ def _blocks(content: list[Any], pointer: str) -> list[dict[str, Any]]:
     return content
 
 
-def _tool(tool: Any) -> Any:
+def chat_tool(tool: Any) -> Any:
     """A client tool as a function declaration; a server tool (web search, code execution)
     keeps its type, which is how rules know the provider runs it."""
     if not isinstance(tool, dict) or (tool.get("type") not in (None, "custom")):

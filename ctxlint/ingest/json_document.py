@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 import orjson
 
-from ctxlint.ingest import otel
+from ctxlint.ingest import langsmith, otel
 from ctxlint.ingest.cassette import interactions_of, read_interactions
 from ctxlint.ingest.jsonl import iter_lines, read_whole
 from ctxlint.ingest.pointer_lines import pointer_lines
@@ -46,8 +46,9 @@ def _is_trajectory(item: Any) -> bool:
 
 def _is_log_record(item: Any) -> bool:
     """What a line of a JSONL request log holds: an envelope, a request body, a batch line,
-    OpenTelemetry spans."""
-    return isinstance(item, dict) and ("request" in item or "custom_id" in item or "model" in item or otel.holds_spans(item))
+    OpenTelemetry spans, a LangSmith run."""
+    return isinstance(item, dict) and ("request" in item or "custom_id" in item or "model" in item or otel.holds_spans(item)
+                                       or langsmith.holds_runs(item))
 
 
 def _first_message(pointer: str) -> int:

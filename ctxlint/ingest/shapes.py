@@ -10,8 +10,8 @@ from urllib.parse import unquote
 
 import orjson
 
-from ctxlint.chat import json_type, str_or_none
-from ctxlint.ingest import anthropic, converse, gemini, ollama, openai_responses, otel
+from ctxlint.chat import dotted, json_type, str_or_none
+from ctxlint.ingest import anthropic, converse, gemini, langsmith, ollama, openai_responses, otel
 from ctxlint.ingest.call_ids import numbered_reply
 from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, iso_seconds, too_deep
@@ -60,13 +60,6 @@ def request_links(obj: dict[str, Any]) -> tuple[tuple[str, str], ...]:
                  if isinstance(obj.get(name), (str, int)) and not isinstance(obj[name], bool) and obj[name] != "")
 
 
-def dotted(obj: Any, path: str) -> Any:
-    for part in path.split("."):
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(part)
-    return obj
-
 
 def _session_key(obj: dict[str, Any], key_path: str | None) -> str | None:
     for path in (key_path,) if key_path else SESSION_KEYS:
@@ -81,6 +74,8 @@ def line_session_key(obj: dict[str, Any], key_path: str | None) -> str | None:
     with an explicit path)."""
     if isinstance(obj.get("custom_id"), str) and "body" in obj and ("method" in obj or "url" in obj):
         return _session_key(obj, key_path) if key_path else None
+    if langsmith.holds_runs(obj):
+        return langsmith.session_key(obj, key_path)
     return _session_key(obj, key_path)
 
 
@@ -97,6 +92,8 @@ def session_key_in_bytes(text: bytes, key_path: str | None) -> str | None:
     key given twice or a custom_id further in can still hide the parse's key from this
     reading, so whoever parses a line routed by it checks they agree (Share.confirm)."""
     if text.find(b'"custom_id"', 0, KEY_READ_LIMIT) >= 0:  # batch lines name it first; the whole line is a scan per worker
+        return None
+    if text.find(b'"run_type"', 0, KEY_READ_LIMIT) >= 0:  # a LangSmith run: its session_id is its project, its thread is in its metadata
         return None
     for names in _quoted_names(key_path):
         if len(names) > 1:  # a dotted path: only a parse can read it, if its names are there
@@ -376,9 +373,11 @@ def translated_record(api: Any, body: dict[str, Any], file: str, line: int, shap
 
 def as_items(parsed: object, file: str, line: int, session_key: str | None, reused: int = 0) -> list[Record | InputProblem | BatchOutput | Skipped]:
     """What ctxlint reads from a parsed log line: one item, or one per span of an
-    OpenTelemetry export (ingest.otel)."""
-    if otel.holds_spans(parsed):
+    OpenTelemetry export (ingest.otel) or per run of a LangSmith trace (ingest.langsmith)."""
+    if otel.holds_spans(parsed) or langsmith.holds_runs(parsed):
         try:
+            if langsmith.holds_runs(parsed):
+                return langsmith.items(parsed, file, line, session_key, body_record)
             return otel.items(parsed, file, line, session_key)
         except (RecursionError, TypeError) as error:
             return [too_deep(error, file, line)]

@@ -4,8 +4,7 @@ from typing import Iterable
 
 import orjson
 
-from ctxlint.chat import key_text, reasoning_of, role_of, tool_calls_of
-from ctxlint.ingest.shapes import dotted
+from ctxlint.chat import dotted, key_text, reasoning_of, role_of, tool_calls_of
 from ctxlint.rules.base import Rule, Violation
 
 

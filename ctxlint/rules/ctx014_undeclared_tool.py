@@ -3,8 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from ctxlint.chat import assistant_calls, call_function, call_stands, hand_back_call, resume_at_last_calls, similar
-from ctxlint.ingest.shapes import dotted
+from ctxlint.chat import assistant_calls, call_function, call_stands, dotted, hand_back_call, resume_at_last_calls, similar
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx013_tool_arguments_schema_violation import declared_tools
 from ctxlint.sessions.grouping import agent_prompt

@@ -1,0 +1,281 @@
+"""LangSmith runs, as the requests their model calls sent.
+
+A LangSmith export (runs as its API returns them: `client.list_runs`, one per line or a
+JSON list, a trace with its `child_runs`) holds runs of every kind; a model call is a run
+whose `run_type` is `llm`. LangChain's tracer records the messages the model got under
+`inputs.messages` (a batch: a list per prompt, of which a chat model call has one), each
+serialized the LangChain way (`{"lc": 1, "type": "constructor", "id": [..., "AIMessage"],
+"kwargs": {...}}`) or as a plain message (`{"type": "ai", ...}`), and the reply as
+`outputs.generations[0][0].message`; the model, its bound tools and its settings are the
+run's `extra.invocation_params`. A run traced around an SDK call (`wrap_openai`,
+`@traceable(run_type="llm")`) keeps the call's body as `inputs` and the provider's reply
+as `outputs`, and is read as that body. Runs of other kinds (chains, tools, retrievers)
+and model runs recorded as prompt text are counted as skipped.
+
+A run's own `session_id` is its tracing project, not a conversation: the session is the
+thread the run's metadata names (`thread_id`, `session_id`, `conversation_id`, as
+LangSmith groups threads), else it is inferred. LangChain's messages are the framework's
+record of what it sent, not the bytes: reasoning an integration keeps beside a message
+(`additional_kwargs.reasoning_content`) may or may not have gone out with it, so it is
+judged only in a run that shows some (as a tracer's span).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Iterator
+
+from ctxlint.chat import dotted, str_or_none, text_of
+from ctxlint.ingest import anthropic
+from ctxlint.ingest.intern import INTERNER
+from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, iso_seconds
+from ctxlint.ingest.responses import parse_response
+from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn, member_pointers
+
+NAME = "LangSmith run"
+# Members a LangSmith run has beside `run_type` and `inputs` (any one tells it from an app's record)
+RUN_MEMBERS = ("trace_id", "dotted_order", "parent_run_id", "child_runs", "extra", "serialized")
+THREAD_KEYS = ("thread_id", "session_id", "conversation_id")  # in the run's metadata, as LangSmith groups threads
+# LangChain's message types (its serialized class names, and the `type` of a plain message) as roles
+ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "function", "developer": "developer",
+         "user": "user", "assistant": "assistant"}
+CLASSES = {"HumanMessage": "human", "AIMessage": "ai", "SystemMessage": "system", "ToolMessage": "tool",
+           "FunctionMessage": "function", "ChatMessage": "chat"}
+REASONING_BLOCKS = ("thinking", "redacted_thinking", "reasoning")  # Anthropic's blocks, LangChain's standard block
+CONTENT_CARRIES_REASONING = ("anthropic",)  # providers (metadata ls_provider) whose integration sends reasoning as content blocks
+MODEL_PARAMS = ("model", "model_name", "model_id", "azure_deployment", "deployment_name")
+NOT_SETTINGS = ("tools", "functions", "messages", "stream", *MODEL_PARAMS)  # invocation params that are not request settings
+STATUS_IN_ERROR = re.compile(r"Error code: (\d{3})")  # how the OpenAI and Anthropic SDKs' errors name the HTTP status
+ReadBody = Callable[..., Record | InputProblem | Skipped]
+
+
+def holds_runs(obj: Any) -> bool:
+    """Whether a parsed line is a LangSmith run (with its child runs, if exported as a tree)."""
+    return isinstance(obj, dict) and isinstance(obj.get("run_type"), str) and "inputs" in obj and any(
+        name in obj for name in RUN_MEMBERS)
+
+
+def session_key(run: dict[str, Any], key_path: str | None) -> str | None:
+    """The conversation a run belongs to: what `key_path` names in it, else the thread its
+    metadata names; never the run's own `session_id` (its project)."""
+    if key_path:
+        value = dotted(run, key_path)
+    else:
+        metadata = _metadata(run)
+        value = next((metadata[key] for key in THREAD_KEYS if metadata.get(key) not in (None, "")), None)
+    return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) and value != "" else None
+
+
+def items(obj: dict[str, Any], file: str, line: int, key_path: str | None, read_body: ReadBody) -> list[Record | InputProblem | Skipped]:
+    """A record per model-call run on the line (the run and its child runs), a skip per
+    other run. `read_body` reads a traced SDK call's body (shapes.body_record)."""
+    key = session_key(obj, key_path)
+    return [_item(run, pointer, file, line, session_key(run, key_path) or key, read_body) for pointer, run in _runs(obj, "")]
+
+
+def _runs(run: dict[str, Any], pointer: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    yield pointer, run
+    children = run.get("child_runs")
+    for index, child in enumerate(children if isinstance(children, list) else ()):
+        if isinstance(child, dict):
+            yield from _runs(child, f"{pointer}/child_runs/{index}")
+
+
+def _item(run: dict[str, Any], pointer: str, file: str, line: int, key: str | None, read_body: ReadBody) -> Record | InputProblem | Skipped:
+    if run.get("run_type") != "llm":
+        return Skipped(file, line, f"LangSmith {run.get('run_type')} run (no model call)")
+    inputs = run.get("inputs")
+    timestamp = iso_seconds(run["start_time"]) if isinstance(run.get("start_time"), str) else None
+    if isinstance(inputs, dict) and _is_body(inputs):  # an SDK call's body, traced as it was sent
+        body = inputs if inputs.get("model") is not None else {**inputs, "model": _model(run)}
+        return read_body(body, file, line, "bare", f"{pointer}/inputs", session_key=key, timestamp=timestamp,
+                         response=_error(run) or parse_response(run.get("outputs")))
+    batch = inputs.get("messages") if isinstance(inputs, dict) else None
+    if not isinstance(batch, list):
+        return Skipped(file, line, "LangSmith model run recorded without its messages (a prompt as text)")
+    try:
+        request, source_map, recorded = _request(run, batch, pointer)
+    except BodyProblem as problem:
+        return InputProblem(file, line, f"{NAME}: {problem}", problem.pointer)
+    INTERNER.intern(request["messages"])
+    return Record(file=file, line=line, shape="langsmith", request=request, response=_error(run) or _reply(run.get("outputs")),
+                  session_key=key, timestamp=timestamp, source_map=source_map, reasoning_recorded=recorded)
+
+
+def _is_body(inputs: dict[str, Any]) -> bool:
+    """`inputs` holds a provider's request body (chat messages with roles, Responses API
+    input items, Gemini contents), not LangChain's messages."""
+    messages = inputs.get("messages")
+    if isinstance(messages, list) and messages:
+        return all(isinstance(message, dict) and "role" in message and "lc" not in message for message in messages)
+    return isinstance(inputs.get("contents"), list) or (isinstance(inputs.get("input"), (list, str)) and "model" in inputs)
+
+
+def _request(run: dict[str, Any], batch: list[Any], pointer: str) -> tuple[dict[str, Any], SourceMap, bool]:
+    """The chat request a LangChain model run (at `pointer`) stands for, the map back into
+    the run, and whether the run shows the reasoning that was sent."""
+    at = f"{pointer}/inputs/messages"
+    if batch and all(isinstance(prompt, list) for prompt in batch):  # a batch of prompts: a chat call has one
+        batch, at = batch[0], f"{at}/0"
+    messages, origins = [], []
+    for index, raw in enumerate(batch):
+        message, calls = _message(raw, f"{at}/{index}")
+        messages.append(message)
+        origins.append(Origin(index, f"{at}/{index}", calls, content=_content_pointer(raw)))
+    request: dict[str, Any] = {"model": _model(run), "messages": messages}
+    settings: dict[str, str] = {}
+    params = _params(run)
+    for name, value in params.items():  # the settings the integration sent with the messages
+        if name in NOT_SETTINGS or name.startswith("_"):
+            continue
+        sent, base = (value, f"{pointer}/extra/invocation_params/extra_body") if name == "extra_body" and isinstance(value, dict) \
+            else ({name: value}, f"{pointer}/extra/invocation_params")
+        request.update(sent)
+        settings.update({inner: base + inner for inner in member_pointers(sent)})
+    if isinstance(params.get("tools"), list):
+        request["tools"] = [anthropic.chat_tool(tool) if isinstance(tool, dict) and "input_schema" in tool else tool for tool in params["tools"]]
+    return request, SourceMap(tuple(origins), {}, settings, reasoning=None), _reasoning_recorded(run, messages)
+
+
+def _reasoning_recorded(run: dict[str, Any], messages: list[dict[str, Any]]) -> bool:
+    """Whether the run shows the reasoning that went out: reasoning kept as content blocks,
+    which an integration sends as the message's content (ChatAnthropic's thinking blocks).
+    Reasoning kept in `additional_kwargs` may not have gone out (langchain-openai leaves
+    DeepSeek's reasoning_content out of what it sends)."""
+    return _metadata(run).get("ls_provider") in CONTENT_CARRIES_REASONING or any("reasoning_details" in message for message in messages)
+
+
+def _message(raw: Any, pointer: str, reply: bool = False) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """One LangChain message as a chat message, and the pointers of its tool calls. The
+    reasoning an integration keeps in `additional_kwargs` is read of a `reply` alone: what
+    the model returned, not what the run shows went out."""
+    kind, fields, at = _fields(raw, pointer)
+    role = fields.get("role") if kind in ("chat", None) else ROLES.get(kind)
+    role = ROLES.get(role, role)
+    if not isinstance(role, str):
+        raise BodyProblem(f"{pointer} is a message of no role ctxlint knows ({kind or 'no type'})", pointer)
+    if role == "assistant":
+        message, calls = _assistant(fields, at, reply)
+    else:
+        message, calls = {"role": role, "content": _content(fields.get("content"))}, ()
+    if role == "tool":
+        message["tool_call_id"] = str_or_none(fields.get("tool_call_id"))
+        if fields.get("status") == "error":
+            message["is_error"] = True
+    if isinstance(fields.get("name"), str):
+        message["name"] = fields["name"]
+    return message, calls
+
+
+def _fields(raw: Any, pointer: str) -> tuple[str | None, dict[str, Any], str]:
+    """A message's type, its fields and their pointer: serialized the LangChain way (the
+    class name last in `id`, the fields as `kwargs`) or plain."""
+    if not isinstance(raw, dict):
+        raise BodyProblem(f"{pointer} is not a message", pointer)
+    if "lc" in raw and isinstance(raw.get("kwargs"), dict):
+        names = raw.get("id")
+        name = names[-1] if isinstance(names, list) and names and isinstance(names[-1], str) else ""
+        return CLASSES.get(name.removesuffix("Chunk"), name), raw["kwargs"], f"{pointer}/kwargs"
+    return str_or_none(raw.get("type")), raw, pointer
+
+
+def _assistant(fields: dict[str, Any], at: str, reply: bool) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """An AIMessage: its text, its reasoning (content blocks; in a reply, also what the
+    integration kept in additional_kwargs), its tool calls (parsed, or as the provider
+    returned them)."""
+    content = fields.get("content")
+    extra = fields.get("additional_kwargs") if isinstance(fields.get("additional_kwargs"), dict) else {}
+    blocks = [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
+    texts = [content] if isinstance(content, str) else [block["text"] for block in blocks
+                                                        if block.get("type") == "text" and isinstance(block.get("text"), str)]
+    reasoning = [block for block in blocks if block.get("type") in REASONING_BLOCKS]
+    calls, pointers = [], []
+    for member in ("tool_calls", "invalid_tool_calls"):  # LangChain sends back the calls it could not parse as they came
+        for index, call in enumerate(fields.get(member) if isinstance(fields.get(member), list) else ()):
+            if isinstance(call, dict):
+                calls.append(_call(call))
+                pointers.append(f"{at}/{member}/{index}")
+    if not calls and isinstance(extra.get("tool_calls"), list):  # LangChain before parsed tool calls kept the provider's
+        for index, call in enumerate(extra["tool_calls"]):
+            if isinstance(call, dict):
+                calls.append(call)
+                pointers.append(f"{at}/additional_kwargs/tool_calls/{index}")
+    message = assistant_turn([text for text in texts if text], reasoning, calls)
+    if reply and isinstance(extra.get("reasoning_content"), str):
+        message["reasoning_content"] = extra["reasoning_content"]
+    return message, tuple(pointers)
+
+
+def _call(call: dict[str, Any]) -> dict[str, Any]:
+    """A LangChain tool call (`name`, `args`, `id`) as chat-completions spells it: its
+    parsed arguments as the JSON text the provider got, an unparsed one's as they came."""
+    args = call.get("args")
+    arguments = args if isinstance(args, str) else anthropic.arguments_json(args if args is not None else {})
+    return {"id": str_or_none(call.get("id")), "type": "function", "function": {"name": str_or_none(call.get("name")), "arguments": arguments}}
+
+
+def _content(content: Any) -> Any:
+    return content if isinstance(content, (str, list)) or content is None else text_of(content)
+
+
+def _content_pointer(raw: Any) -> str:
+    return "/kwargs/content" if isinstance(raw, dict) and "lc" in raw else "/content"
+
+
+def _reply(outputs: Any) -> Response | None:
+    """The reply a model run recorded: its first generation's message."""
+    generations = outputs.get("generations") if isinstance(outputs, dict) else None
+    first = generations[0] if isinstance(generations, list) and generations else None
+    first = first[0] if isinstance(first, list) and first else first
+    if not isinstance(first, dict):
+        return None
+    try:
+        message, _ = _message(first.get("message"), "", reply=True)
+        _, fields, _ = _fields(first["message"], "")
+    except BodyProblem:
+        return None
+    metadata = fields.get("response_metadata") if isinstance(fields.get("response_metadata"), dict) else {}
+    info = first.get("generation_info") if isinstance(first.get("generation_info"), dict) else {}
+    reason = info.get("finish_reason") or metadata.get("finish_reason") or metadata.get("stop_reason")
+    reason = anthropic.FINISH_REASONS.get(reason, reason) if isinstance(reason, str) else None
+    output = outputs.get("llm_output") if isinstance(outputs.get("llm_output"), dict) else {}
+    usage = _usage(fields.get("usage_metadata")) or output.get("token_usage")
+    model = metadata.get("model_name") or metadata.get("model") or output.get("model_name")
+    return parse_response({"choices": [{"message": message, "finish_reason": reason}],
+                           "usage": usage if isinstance(usage, dict) else None, "model": str_or_none(model)})
+
+
+def _usage(counts: Any) -> dict[str, Any] | None:
+    """LangChain's usage_metadata in chat-completions terms (its input_tokens count the
+    cached tokens too, as the prompt's size does)."""
+    if not isinstance(counts, dict) or not isinstance(counts.get("input_tokens"), int):
+        return None
+    return {"prompt_tokens": counts["input_tokens"], "completion_tokens": counts.get("output_tokens")}
+
+
+def _error(run: dict[str, Any]) -> Response | None:
+    """A model run that failed: the provider's refusal, as the run's error tells it."""
+    error = run.get("error")
+    if not isinstance(error, str) or not error.strip():
+        return None
+    status = STATUS_IN_ERROR.search(error)
+    return Response(error={"message": error.strip().splitlines()[0], "type": None, "code": None},
+                    status=int(status.group(1)) if status else None)
+
+
+def _params(run: dict[str, Any]) -> dict[str, Any]:
+    extra = run.get("extra")
+    params = extra.get("invocation_params") if isinstance(extra, dict) else None
+    return params if isinstance(params, dict) else {}
+
+
+def _metadata(run: dict[str, Any]) -> dict[str, Any]:
+    extra = run.get("extra")
+    metadata = extra.get("metadata") if isinstance(extra, dict) else None
+    return metadata if isinstance(metadata, dict) else {}
+
+
+def _model(run: dict[str, Any]) -> str | None:
+    params = _params(run)
+    return next((params[name] for name in MODEL_PARAMS if isinstance(params.get(name), str)), None) or str_or_none(
+        _metadata(run).get("ls_model_name"))
