@@ -997,3 +997,14 @@ def test_reasoning_an_integration_keeps_beside_the_message_is_not_judged(tmp_pat
     report = json_report(log)
     assert report["findings"] == []
     assert report["coverage"]["CTX004"]["not_judged"] == {"the log does not record the reasoning sent back": 2}
+
+
+def test_a_braintrust_llm_span_is_read_with_the_parameters_it_keeps_as_metadata():
+    """Braintrust's wrap_openai logs the messages as the span's input, the call's parameters
+    (model, tools, settings) as its metadata and the reply's choices as its output: a tool
+    exchange kept without the turn that made the calls is found, the prompt's size is the
+    span's own count."""
+    report = json_report(str(READERS / "braintrust_llm_spans_call_turn_dropped.jsonl"))
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX001", 3, "/input/2"), ("CTX016", 3, "/input/4")]
+    assert [s["requests"] for s in report["sessions"]] == [3] and report["summary"]["token_counters"] == {"server": 3}
+    assert report["coverage"]["CTX006"]["not_judged"] == {}  # the model is read from the metadata

@@ -528,10 +528,21 @@ def _traced_generation(obj: dict[str, Any]) -> bool:
 
 def _generation_record(obj: dict[str, Any], file: str, line: int, session_key_path: str | None) -> Record | InputProblem | Skipped:
     """The request a traced generation stands for: its model, its input as the messages,
-    its tools and model parameters; its output as the reply."""
+    its tools and model parameters; its output as the reply. A span that names no model
+    beside its input keeps the call's parameters as its metadata (Braintrust's: the model,
+    the tools, the settings), and its reply's choices as its output."""
     body: dict[str, Any] = {"model": obj.get("model"), "messages": obj["input"]}
     body.update({name: obj[name] for name in ("tools", *SETTINGS_APART) if name in obj})
-    return body_record(body, file, line, "bare", "", response=reply_of(obj.get("output"), None), source_map=kept_in_place(obj["input"], "input"),
+    source_map = kept_in_place(obj["input"], "input")
+    parameters = obj.get("metadata")
+    if body["model"] is None and isinstance(parameters, dict) and isinstance(parameters.get("model"), str):
+        body.update({name: value for name, value in parameters.items() if body.get(name) is None})
+        source_map = replace(source_map, settings={pointer: "/metadata" + pointer for pointer in member_pointers(parameters)})
+    output, metrics = obj.get("output"), obj.get("metrics")
+    if isinstance(output, list) and output and all(isinstance(choice, dict) and "message" in choice for choice in output):
+        counted = isinstance(metrics, dict) and "prompt_tokens" in metrics  # the span's token counts
+        output = {"choices": output, "usage": {name: metrics.get(name) for name in TOKEN_COUNTS} if counted else None}
+    return body_record(body, file, line, "bare", "", response=reply_of(output, None), source_map=source_map,
                    session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj))
 
 
