@@ -1008,3 +1008,26 @@ def test_a_braintrust_llm_span_is_read_with_the_parameters_it_keeps_as_metadata(
     assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX001", 3, "/input/2"), ("CTX016", 3, "/input/4")]
     assert [s["requests"] for s in report["sessions"]] == [3] and report["summary"]["token_counters"] == {"server": 3}
     assert report["coverage"]["CTX006"]["not_judged"] == {}  # the model is read from the metadata
+
+
+def test_langsmith_messages_plain_or_serialized_read_alike(tmp_path):
+    """A run's messages as plain dicts (LangChain's `type`, or a `role` with LangChain's
+    tool calls) read as their serialized form does."""
+    user = {"type": "human", "content": "Weather in Paris?"}
+    call = {"type": "ai", "content": "", "tool_calls": [{"name": "get_weather", "args": {"city": "Paris"}, "id": "call_1", "type": "tool_call"}]}
+    result = {"type": "tool", "content": "18C", "tool_call_id": "call_1"}
+    answer = {"type": "ai", "content": "18C."}
+    roles = {"human": "user", "ai": "assistant", "tool": "tool"}
+
+    def as_role(message):
+        return {("role" if name == "type" else name): (roles[value] if name == "type" else value) for name, value in message.items()}
+
+    def runs(form):
+        return [_deepseek_run([user], call, 1) | {"inputs": {"messages": [[form(user)]]}},
+                _deepseek_run([user], answer, 2) | {"inputs": {"messages": [[form(user), form(call), form(result)]]}},
+                _deepseek_run([user], answer, 3) | {"inputs": {"messages": [[form(user), form(result)]]}}]
+    found = [code_lines(json_report(write_records(tmp_path / f"{name}.jsonl", runs(form))))
+             for name, form in (("plain", lambda m: m), ("roles", as_role))]
+    assert found == [[("CTX001", 3)], [("CTX001", 3)]]
+    assert code_lines(json_report(write_records(tmp_path / "lc.jsonl", [_deepseek_run([user], call, 1), _deepseek_run([user, call, result], answer, 2),
+                                                                         _deepseek_run([user, result], answer, 3)]))) == [("CTX001", 3)]

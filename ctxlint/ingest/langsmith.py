@@ -107,8 +107,15 @@ def _is_body(inputs: dict[str, Any]) -> bool:
     input items, Gemini contents), not LangChain's messages."""
     messages = inputs.get("messages")
     if isinstance(messages, list) and messages:
-        return all(isinstance(message, dict) and "role" in message and "lc" not in message for message in messages)
+        return all(isinstance(message, dict) and "role" in message and "lc" not in message and not _langchain_calls(message)
+                   for message in messages)
     return isinstance(inputs.get("contents"), list) or (isinstance(inputs.get("input"), (list, str)) and "model" in inputs)
+
+
+def _langchain_calls(message: dict[str, Any]) -> bool:
+    """Whether a message's tool calls are LangChain's (`name`, `args`), not a provider's."""
+    calls = message.get("tool_calls")
+    return isinstance(calls, list) and any(isinstance(call, dict) and "args" in call for call in calls)
 
 
 def _request(run: dict[str, Any], batch: list[Any], pointer: str) -> tuple[dict[str, Any], SourceMap, bool]:
@@ -208,7 +215,10 @@ def _assistant(fields: dict[str, Any], at: str, reply: bool) -> tuple[dict[str, 
 
 def _call(call: dict[str, Any]) -> dict[str, Any]:
     """A LangChain tool call (`name`, `args`, `id`) as chat-completions spells it: its
-    parsed arguments as the JSON text the provider got, an unparsed one's as they came."""
+    parsed arguments as the JSON text the provider got, an unparsed one's as they came;
+    a call already spelled so, as it is."""
+    if isinstance(call.get("function"), dict):  # already as a provider spells it
+        return call
     args = call.get("args")
     arguments = args if isinstance(args, str) else anthropic.arguments_json(args if args is not None else {})
     return {"id": str_or_none(call.get("id")), "type": "function", "function": {"name": str_or_none(call.get("name")), "arguments": arguments}}
