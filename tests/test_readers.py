@@ -1031,3 +1031,14 @@ def test_langsmith_messages_plain_or_serialized_read_alike(tmp_path):
     assert found == [[("CTX001", 3)], [("CTX001", 3)]]
     assert code_lines(json_report(write_records(tmp_path / "lc.jsonl", [_deepseek_run([user], call, 1), _deepseek_run([user, call, result], answer, 2),
                                                                          _deepseek_run([user, result], answer, 3)]))) == [("CTX001", 3)]
+
+
+def test_a_langfuse_generation_of_a_langchain_app_keeps_langchains_messages():
+    """Langfuse's LangChain handler records the messages as LangChain holds them (tool calls
+    as `name`/`args`, the provider's in `additional_kwargs`) and a tool-call reply as its
+    additional_kwargs: read as what was sent, the call turn left out is found at its line,
+    and the prompt's size is the handler's count with the cached tokens."""
+    report = json_report(str(READERS / "langfuse_langchain_generations_call_turn_dropped.jsonl"))
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX001", 4, "/input/4"), ("CTX016", 4, None)]
+    assert [s["requests"] for s in report["sessions"]] == [4] and report["summary"]["token_counters"] == {"server": 4}
+    assert report["coverage"]["CTX004"]["not_judged"] == {"the log does not record the reasoning sent back": 2}

@@ -14,10 +14,8 @@ and model runs recorded as prompt text are counted as skipped.
 
 A run's own `session_id` is its tracing project, not a conversation: the session is the
 thread the run's metadata names (`thread_id`, `session_id`, `conversation_id`, as
-LangSmith groups threads), else it is inferred. LangChain's messages are the framework's
-record of what it sent, not the bytes: reasoning an integration keeps beside a message
-(`additional_kwargs.reasoning_content`) may or may not have gone out with it, so it is
-judged only in a run that shows some (as a tracer's span).
+LangSmith groups threads), else it is inferred. The messages are LangChain's record of
+what it sent, read as ingest.langchain reads them.
 """
 
 from __future__ import annotations
@@ -25,24 +23,17 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Iterator
 
-from ctxlint.chat import dotted, str_or_none, text_of
-from ctxlint.ingest import anthropic
+from ctxlint.chat import dotted, str_or_none
+from ctxlint.ingest import anthropic, langchain
 from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, iso_seconds
 from ctxlint.ingest.responses import parse_response
-from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn, member_pointers
+from ctxlint.ingest.source_map import BodyProblem, SourceMap, member_pointers
 
 NAME = "LangSmith run"
 # Members a LangSmith run has beside `run_type` and `inputs` (any one tells it from an app's record)
 RUN_MEMBERS = ("trace_id", "dotted_order", "parent_run_id", "child_runs", "extra", "serialized")
 THREAD_KEYS = ("thread_id", "session_id", "conversation_id")  # in the run's metadata, as LangSmith groups threads
-# LangChain's message types (its serialized class names, and the `type` of a plain message) as roles
-ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "function", "developer": "developer",
-         "user": "user", "assistant": "assistant"}
-CLASSES = {"HumanMessage": "human", "AIMessage": "ai", "SystemMessage": "system", "ToolMessage": "tool",
-           "FunctionMessage": "function", "ChatMessage": "chat"}
-REASONING_BLOCKS = ("thinking", "redacted_thinking", "reasoning")  # Anthropic's blocks, LangChain's standard block
-CONTENT_CARRIES_REASONING = ("anthropic",)  # providers (metadata ls_provider) whose integration sends reasoning as content blocks
 MODEL_PARAMS = ("model", "model_name", "model_id", "azure_deployment", "deployment_name")
 NOT_SETTINGS = ("tools", "functions", "messages", "stream", *MODEL_PARAMS)  # invocation params that are not request settings
 STATUS_IN_ERROR = re.compile(r"Error code: (\d{3})")  # how the OpenAI and Anthropic SDKs' errors name the HTTP status
@@ -107,15 +98,8 @@ def _is_body(inputs: dict[str, Any]) -> bool:
     input items, Gemini contents), not LangChain's messages."""
     messages = inputs.get("messages")
     if isinstance(messages, list) and messages:
-        return all(isinstance(message, dict) and "role" in message and "lc" not in message and not _langchain_calls(message)
-                   for message in messages)
+        return all(isinstance(message, dict) and "role" in message for message in messages) and not langchain.spelled_by_langchain(messages)
     return isinstance(inputs.get("contents"), list) or (isinstance(inputs.get("input"), (list, str)) and "model" in inputs)
-
-
-def _langchain_calls(message: dict[str, Any]) -> bool:
-    """Whether a message's tool calls are LangChain's (`name`, `args`), not a provider's."""
-    calls = message.get("tool_calls")
-    return isinstance(calls, list) and any(isinstance(call, dict) and "args" in call for call in calls)
 
 
 def _request(run: dict[str, Any], batch: list[Any], pointer: str) -> tuple[dict[str, Any], SourceMap, bool]:
@@ -124,11 +108,7 @@ def _request(run: dict[str, Any], batch: list[Any], pointer: str) -> tuple[dict[
     at = f"{pointer}/inputs/messages"
     if batch and all(isinstance(prompt, list) for prompt in batch):  # a batch of prompts: a chat call has one
         batch, at = batch[0], f"{at}/0"
-    messages, origins = [], []
-    for index, raw in enumerate(batch):
-        message, calls = _message(raw, f"{at}/{index}")
-        messages.append(message)
-        origins.append(Origin(index, f"{at}/{index}", calls, content=_content_pointer(raw)))
+    messages, origins = langchain.chat_messages(batch, at)
     request: dict[str, Any] = {"model": _model(run), "messages": messages}
     settings: dict[str, str] = {}
     params = _params(run)
@@ -141,95 +121,8 @@ def _request(run: dict[str, Any], batch: list[Any], pointer: str) -> tuple[dict[
         settings.update({inner: base + inner for inner in member_pointers(sent)})
     if isinstance(params.get("tools"), list):
         request["tools"] = [anthropic.chat_tool(tool) if isinstance(tool, dict) and "input_schema" in tool else tool for tool in params["tools"]]
-    return request, SourceMap(tuple(origins), {}, settings, reasoning=None), _reasoning_recorded(run, messages)
-
-
-def _reasoning_recorded(run: dict[str, Any], messages: list[dict[str, Any]]) -> bool:
-    """Whether the run shows the reasoning that went out: reasoning kept as content blocks,
-    which an integration sends as the message's content (ChatAnthropic's thinking blocks).
-    Reasoning kept in `additional_kwargs` may not have gone out (langchain-openai leaves
-    DeepSeek's reasoning_content out of what it sends)."""
-    return _metadata(run).get("ls_provider") in CONTENT_CARRIES_REASONING or any("reasoning_details" in message for message in messages)
-
-
-def _message(raw: Any, pointer: str, reply: bool = False) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """One LangChain message as a chat message, and the pointers of its tool calls. The
-    reasoning an integration keeps in `additional_kwargs` is read of a `reply` alone: what
-    the model returned, not what the run shows went out."""
-    kind, fields, at = _fields(raw, pointer)
-    role = fields.get("role") if kind in ("chat", None) else ROLES.get(kind)
-    role = ROLES.get(role, role)
-    if not isinstance(role, str):
-        raise BodyProblem(f"{pointer} is a message of no role ctxlint knows ({kind or 'no type'})", pointer)
-    if role == "assistant":
-        message, calls = _assistant(fields, at, reply)
-    else:
-        message, calls = {"role": role, "content": _content(fields.get("content"))}, ()
-    if role == "tool":
-        message["tool_call_id"] = str_or_none(fields.get("tool_call_id"))
-        if fields.get("status") == "error":
-            message["is_error"] = True
-    if isinstance(fields.get("name"), str):
-        message["name"] = fields["name"]
-    return message, calls
-
-
-def _fields(raw: Any, pointer: str) -> tuple[str | None, dict[str, Any], str]:
-    """A message's type, its fields and their pointer: serialized the LangChain way (the
-    class name last in `id`, the fields as `kwargs`) or plain."""
-    if not isinstance(raw, dict):
-        raise BodyProblem(f"{pointer} is not a message", pointer)
-    if "lc" in raw and isinstance(raw.get("kwargs"), dict):
-        names = raw.get("id")
-        name = names[-1] if isinstance(names, list) and names and isinstance(names[-1], str) else ""
-        return CLASSES.get(name.removesuffix("Chunk"), name), raw["kwargs"], f"{pointer}/kwargs"
-    return str_or_none(raw.get("type")), raw, pointer
-
-
-def _assistant(fields: dict[str, Any], at: str, reply: bool) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """An AIMessage: its text, its reasoning (content blocks; in a reply, also what the
-    integration kept in additional_kwargs), its tool calls (parsed, or as the provider
-    returned them)."""
-    content = fields.get("content")
-    extra = fields.get("additional_kwargs") if isinstance(fields.get("additional_kwargs"), dict) else {}
-    blocks = [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
-    texts = [content] if isinstance(content, str) else [block["text"] for block in blocks
-                                                        if block.get("type") == "text" and isinstance(block.get("text"), str)]
-    reasoning = [block for block in blocks if block.get("type") in REASONING_BLOCKS]
-    calls, pointers = [], []
-    for member in ("tool_calls", "invalid_tool_calls"):  # LangChain sends back the calls it could not parse as they came
-        for index, call in enumerate(fields.get(member) if isinstance(fields.get(member), list) else ()):
-            if isinstance(call, dict):
-                calls.append(_call(call))
-                pointers.append(f"{at}/{member}/{index}")
-    if not calls and isinstance(extra.get("tool_calls"), list):  # LangChain before parsed tool calls kept the provider's
-        for index, call in enumerate(extra["tool_calls"]):
-            if isinstance(call, dict):
-                calls.append(call)
-                pointers.append(f"{at}/additional_kwargs/tool_calls/{index}")
-    message = assistant_turn([text for text in texts if text], reasoning, calls)
-    if reply and isinstance(extra.get("reasoning_content"), str):
-        message["reasoning_content"] = extra["reasoning_content"]
-    return message, tuple(pointers)
-
-
-def _call(call: dict[str, Any]) -> dict[str, Any]:
-    """A LangChain tool call (`name`, `args`, `id`) as chat-completions spells it: its
-    parsed arguments as the JSON text the provider got, an unparsed one's as they came;
-    a call already spelled so, as it is."""
-    if isinstance(call.get("function"), dict):  # already as a provider spells it
-        return call
-    args = call.get("args")
-    arguments = args if isinstance(args, str) else anthropic.arguments_json(args if args is not None else {})
-    return {"id": str_or_none(call.get("id")), "type": "function", "function": {"name": str_or_none(call.get("name")), "arguments": arguments}}
-
-
-def _content(content: Any) -> Any:
-    return content if isinstance(content, (str, list)) or content is None else text_of(content)
-
-
-def _content_pointer(raw: Any) -> str:
-    return "/kwargs/content" if isinstance(raw, dict) and "lc" in raw else "/content"
+    return request, SourceMap(origins, {}, settings, reasoning=None), \
+        langchain.reasoning_recorded(_metadata(run).get("ls_provider"), messages)
 
 
 def _reply(outputs: Any) -> Response | None:
@@ -240,8 +133,8 @@ def _reply(outputs: Any) -> Response | None:
     if not isinstance(first, dict):
         return None
     try:
-        message, _ = _message(first.get("message"), "", reply=True)
-        _, fields, _ = _fields(first["message"], "")
+        message, _ = langchain.chat_message(first.get("message"), "", reply=True)
+        _, fields, _ = langchain.message_fields(first["message"], "")
     except BodyProblem:
         return None
     metadata = fields.get("response_metadata") if isinstance(fields.get("response_metadata"), dict) else {}

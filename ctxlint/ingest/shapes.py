@@ -11,7 +11,7 @@ from urllib.parse import unquote
 import orjson
 
 from ctxlint.chat import dotted, json_type, str_or_none
-from ctxlint.ingest import anthropic, converse, gemini, langsmith, ollama, openai_responses, otel
+from ctxlint.ingest import anthropic, converse, gemini, langchain, langsmith, ollama, openai_responses, otel
 from ctxlint.ingest.call_ids import numbered_reply
 from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, iso_seconds, too_deep
@@ -533,8 +533,16 @@ def _generation_record(obj: dict[str, Any], file: str, line: int, session_key_pa
     the tools, the settings), and its reply's choices as its output."""
     body: dict[str, Any] = {"model": obj.get("model"), "messages": obj["input"]}
     body.update({name: obj[name] for name in ("tools", *SETTINGS_APART) if name in obj})
-    source_map = kept_in_place(obj["input"], "input")
+    source_map, fields = kept_in_place(obj["input"], "input"), {}
     parameters = obj.get("metadata")
+    if langchain.spelled_by_langchain(obj["input"]):  # Langfuse's LangChain handler keeps LangChain's messages
+        try:
+            body["messages"], origins = langchain.chat_messages(obj["input"], "/input")
+        except BodyProblem as problem:
+            return InputProblem(file, line, f"LangChain messages: {problem}", problem.pointer)
+        source_map = SourceMap(origins, reasoning=None)
+        provider = parameters.get("ls_provider") if isinstance(parameters, dict) else None
+        fields["reasoning_recorded"] = langchain.reasoning_recorded(provider, body["messages"])
     if body["model"] is None and isinstance(parameters, dict) and isinstance(parameters.get("model"), str):
         body.update({name: value for name, value in parameters.items() if body.get(name) is None})
         source_map = replace(source_map, settings={pointer: "/metadata" + pointer for pointer in member_pointers(parameters)})
@@ -542,8 +550,21 @@ def _generation_record(obj: dict[str, Any], file: str, line: int, session_key_pa
     if isinstance(output, list) and output and all(isinstance(choice, dict) and "message" in choice for choice in output):
         counted = isinstance(metrics, dict) and "prompt_tokens" in metrics  # the span's token counts
         output = {"choices": output, "usage": {name: metrics.get(name) for name in TOKEN_COUNTS} if counted else None}
-    return body_record(body, file, line, "bare", "", response=reply_of(output, None), source_map=source_map,
-                   session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj))
+    elif isinstance(output, dict) and isinstance(output.get("tool_calls"), list) and "role" not in output:
+        output = {**output, "role": "assistant"}  # the reply's calls as the message keeps them (Langfuse's LangChain handler)
+    response = reply_of(output, None)
+    if response is not None and response.usage is None:
+        response.usage = _counted_input(obj.get("usageDetails") or obj.get("usage"))
+    return body_record(body, file, line, "bare", "", response=response, source_map=source_map,
+                   session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj), **fields)
+
+
+def _counted_input(counts: Any) -> dict[str, Any] | None:
+    """A trace's token counts (Langfuse's `{"input": 40, "input_cache_read": 12, …}`: the
+    cached tokens apart) as the prompt's size."""
+    if not isinstance(counts, dict) or not isinstance(counts.get("input"), int):
+        return None
+    return {"prompt_tokens": sum(value for name, value in counts.items() if name.startswith("input") and isinstance(value, int))}
 
 
 # LiteLLM's call types (its logging payload's `call_type`) that are no chat call, though
