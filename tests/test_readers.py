@@ -1042,3 +1042,13 @@ def test_a_langfuse_generation_of_a_langchain_app_keeps_langchains_messages():
     assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX001", 4, "/input/4"), ("CTX016", 4, None)]
     assert [s["requests"] for s in report["sessions"]] == [4] and report["summary"]["token_counters"] == {"server": 4}
     assert report["coverage"]["CTX004"]["not_judged"] == {"the log does not record the reasoning sent back": 2}
+
+
+def test_langchain_messages_of_no_role_are_located_problems(tmp_path):
+    call = {"role": "assistant", "content": "", "tool_calls": [{"name": "f", "args": {}, "id": "c"}]}
+    log = write_records(tmp_path / "gen.jsonl", [
+        {"model": "gpt-4o", "input": [{"role": ["user"], "content": "hi"}, call], "output": "ok", "traceId": "t"},
+        {"model": "gpt-4o", "input": [{"content": "hi"}, call], "output": "ok", "traceId": "t"}])
+    report = json_report(log)
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX900", 1, "/input/0"), ("CTX900", 2, "/input/0")]
+    assert "no role ctxlint knows" in report["findings"][0]["message"]

@@ -65,8 +65,8 @@ def chat_message(raw: Any, pointer: str, reply: bool = False) -> tuple[dict[str,
     reasoning an integration keeps in `additional_kwargs` is read of a `reply` alone."""
     kind, fields, at = message_fields(raw, pointer)
     role = fields.get("role") if kind in ("chat", None) else ROLES.get(kind)
-    role = ROLES.get(role, role)
-    if not isinstance(role, str):
+    role = ROLES.get(role, role) if isinstance(role, str) else None
+    if role is None:
         raise BodyProblem(f"{pointer} is a message of no role ctxlint knows ({kind or 'no type'})", pointer)
     if role == "assistant":
         message, calls = _assistant(fields, at, reply)
