@@ -1052,3 +1052,15 @@ def test_langchain_messages_of_no_role_are_located_problems(tmp_path):
     report = json_report(log)
     assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX900", 1, "/input/0"), ("CTX900", 2, "/input/0")]
     assert "no role ctxlint knows" in report["findings"][0]["message"]
+
+
+def test_an_agents_sdk_generation_span_is_read_with_its_reply():
+    """The OpenAI Agents SDK exports a model call as a `trace.span` whose span_data holds
+    the messages as `input` and the reply as the one message of `output`: read one level
+    down as a traced generation (not as a Responses API body), its reply and its count kept."""
+    log = str(READERS / "agents_sdk_generation_spans_call_turn_dropped.jsonl")
+    report = json_report(log)
+    assert code_lines(report) == [("CTX001", 3)]
+    assert report["summary"]["token_counters"] == {"server": 3} and report["coverage"]["CTX016"]["not_judged"] == {}
+    records = read_inputs([log]).records
+    assert [record.response.message["tool_calls"][0]["id"] for record in records[:2]] == ["call_lookup", "call_refund"]

@@ -520,7 +520,7 @@ def _traced_generation(obj: dict[str, Any]) -> bool:
     it has a tool message or tool calls, which the Responses API does not take, or an
     `output` beside plain role messages."""
     items = obj.get("input")
-    if not isinstance(items, list) or not items:
+    if not isinstance(items, list) or not items or openai_responses.is_response_body(obj):  # a Responses reply merged into its request
         return False
     return openai_responses.holds_chat_messages(obj) or (
         "output" in obj and all(isinstance(item, dict) and "type" not in item and isinstance(item.get("role"), str) for item in items))
@@ -550,6 +550,8 @@ def _generation_record(obj: dict[str, Any], file: str, line: int, session_key_pa
     if isinstance(output, list) and output and all(isinstance(choice, dict) and "message" in choice for choice in output):
         counted = isinstance(metrics, dict) and "prompt_tokens" in metrics  # the span's token counts
         output = {"choices": output, "usage": {name: metrics.get(name) for name in TOKEN_COUNTS} if counted else None}
+    elif isinstance(output, list) and len(output) == 1 and isinstance(output[0], dict) and output[0].get("role") == "assistant":
+        output = output[0]  # the reply's message in a list of the output's messages (the OpenAI Agents SDK's generation span)
     elif isinstance(output, dict) and isinstance(output.get("tool_calls"), list) and "role" not in output:
         output = {**output, "role": "assistant"}  # the reply's calls as the message keeps them (Langfuse's LangChain handler)
     response = reply_of(output, None)
@@ -560,11 +562,14 @@ def _generation_record(obj: dict[str, Any], file: str, line: int, session_key_pa
 
 
 def _counted_input(counts: Any) -> dict[str, Any] | None:
-    """A trace's token counts (Langfuse's `{"input": 40, "input_cache_read": 12, …}`: the
-    cached tokens apart) as the prompt's size."""
-    if not isinstance(counts, dict) or not isinstance(counts.get("input"), int):
+    """A trace's token counts as the reply's usage: Langfuse's (`{"input": 40,
+    "input_cache_read": 12, …}`: the cached tokens apart) summed, a provider's as they are
+    (the OpenAI Agents SDK's `input_tokens`)."""
+    if not isinstance(counts, dict):
         return None
-    return {"prompt_tokens": sum(value for name, value in counts.items() if name.startswith("input") and isinstance(value, int))}
+    if isinstance(counts.get("input"), int):
+        return {"prompt_tokens": sum(value for name, value in counts.items() if name.startswith("input") and isinstance(value, int))}
+    return counts if any(isinstance(counts.get(name), int) for name in ("prompt_tokens", "input_tokens")) else None
 
 
 # LiteLLM's call types (its logging payload's `call_type`) that are no chat call, though
@@ -659,8 +664,10 @@ def _member(obj: dict[str, Any], holds: Any, besides: str | None = None) -> str 
 
 
 def _is_request_body(value: Any) -> bool:
+    """A request body: chat messages, Responses API input, Gemini contents; not a traced
+    generation, whose `input` and `output` are one call's (read one level down)."""
     return isinstance(value, dict) and (isinstance(value.get("messages"), list) or openai_responses.is_responses_body(value)
-                                        or gemini.is_gemini_body(value))
+                                        or gemini.is_gemini_body(value)) and not _traced_generation(value)
 
 
 def _is_reply_body(value: Any) -> bool:
