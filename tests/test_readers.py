@@ -1057,10 +1057,14 @@ def test_langchain_messages_of_no_role_are_located_problems(tmp_path):
 def test_an_agents_sdk_generation_span_is_read_with_its_reply():
     """The OpenAI Agents SDK exports a model call as a `trace.span` whose span_data holds
     the messages as `input` and the reply as the one message of `output`: read one level
-    down as a traced generation (not as a Responses API body), its reply and its count kept."""
+    down as a traced generation (not as a Responses API body), its reply and its count
+    kept; the export's other lines (its trace header, agent and function spans) are skipped."""
     log = str(READERS / "agents_sdk_generation_spans_call_turn_dropped.jsonl")
     report = json_report(log)
-    assert code_lines(report) == [("CTX001", 3)]
+    assert code_lines(report) == [("CTX001", 7)]
     assert report["summary"]["token_counters"] == {"server": 3} and report["coverage"]["CTX016"]["not_judged"] == {}
+    assert report["summary"]["skipped"] == {"OpenAI Agents SDK trace header (no model call)": 1,
+                                            "OpenAI Agents SDK agent span (no model call)": 1,
+                                            "OpenAI Agents SDK function span (no model call)": 2}
     records = read_inputs([log]).records
     assert [record.response.message["tool_calls"][0]["id"] for record in records[:2]] == ["call_lookup", "call_refund"]
