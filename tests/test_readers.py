@@ -1037,9 +1037,13 @@ def test_a_langfuse_generation_of_a_langchain_app_keeps_langchains_messages():
     """Langfuse's LangChain handler records the messages as LangChain holds them (tool calls
     as `name`/`args`, the provider's in `additional_kwargs`) and a tool-call reply as its
     additional_kwargs: read as what was sent, the call turn left out is found at its line,
-    and the prompt's size is the handler's count with the cached tokens."""
+    and the prompt's size is the handler's count with the cached tokens. The export's other
+    observations (the graph's spans, an agent's, an event) are no model calls, though a
+    span's input holds the agent's messages: skipped, by type."""
     report = json_report(str(READERS / "langfuse_langchain_generations_call_turn_dropped.jsonl"))
-    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX001", 4, "/input/4"), ("CTX016", 4, None)]
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX001", 8, "/input/4"), ("CTX016", 8, None)]
+    assert report["summary"]["skipped"] == {"Langfuse AGENT observation (no model call)": 1, "Langfuse EVENT observation (no model call)": 1,
+                                            "Langfuse SPAN observation (no model call)": 2}
     assert [s["requests"] for s in report["sessions"]] == [4] and report["summary"]["token_counters"] == {"server": 4}
     assert report["coverage"]["CTX004"]["not_judged"] == {"the log does not record the reasoning sent back": 2}
 

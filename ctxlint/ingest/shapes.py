@@ -11,7 +11,7 @@ from urllib.parse import unquote
 import orjson
 
 from ctxlint.chat import dotted, json_type, str_or_none
-from ctxlint.ingest import agents_sdk, anthropic, converse, gemini, langchain, langsmith, ollama, openai_responses, otel
+from ctxlint.ingest import anthropic, converse, gemini, langchain, langsmith, ollama, openai_responses, otel, trace_exports
 from ctxlint.ingest.call_ids import numbered_reply
 from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, iso_seconds, too_deep
@@ -401,7 +401,7 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
     `unwrap`: a line of no known shape may be a logger's wrapping of one (_unwrapped)."""
     if not isinstance(obj, dict):
         return InputProblem(file, line, f"{NOT_AN_OBJECT}{json_type(obj)}, not an object")
-    reason = agents_sdk.skipped_reason(obj)
+    reason = trace_exports.skipped_reason(obj)
     if reason is not None:
         return Skipped(file, line, reason)
     if isinstance(obj.get("request"), dict) or ("request" in obj and "messages" not in obj):

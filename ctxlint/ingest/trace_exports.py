@@ -1,0 +1,40 @@
+"""What of a tracer's export is no model call, and why.
+
+Tracers export every step of an app, and a model call is one kind among many. A line of
+an export that records no model call is counted as skipped, by what it is:
+
+- Langfuse's observations (`traceId` and a `type`): a `GENERATION` is a model call, read as
+  a traced generation (shapes); a `SPAN`, `EVENT`, `AGENT`, `TOOL`, `CHAIN`… is not, though
+  its input may hold the agent's messages.
+- The OpenAI Agents SDK's trace export (a tracing processor writing `trace.export()` and
+  `span.export()`): a trace header (`"object": "trace"`) and a span per step (`"object":
+  "trace.span"`, its `span_data` typed `agent`, `function`, `handoff`, `guardrail`,
+  `generation`, `response`…). A `generation` span holds a chat-completions call's messages
+  and reply, and is read one level down as a traced generation; a `response` span keeps
+  only the id of its Responses API call, not what was sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+LANGFUSE_TYPES = ("GENERATION", "SPAN", "EVENT", "AGENT", "TOOL", "CHAIN", "RETRIEVER", "EVALUATOR", "EMBEDDING", "GUARDRAIL")
+
+
+def skipped_reason(obj: dict[str, Any]) -> str | None:
+    """Why a line of a tracer's export holds no request to read, or None when it is none
+    of an export's, or a model call with its messages."""
+    kind = obj.get("type")
+    if kind in LANGFUSE_TYPES and "traceId" in obj:
+        return None if kind == "GENERATION" else f"Langfuse {kind} observation (no model call)"
+    if obj.get("object") == "trace" and "workflow_name" in obj:
+        return "OpenAI Agents SDK trace header (no model call)"
+    data = obj.get("span_data")
+    if obj.get("object") != "trace.span" or not isinstance(data, dict):
+        return None
+    kind = data.get("type")
+    if kind == "generation":
+        return None if isinstance(data.get("input"), list) else "OpenAI Agents SDK generation span recorded without its messages"
+    if kind == "response":
+        return "OpenAI Agents SDK response span (its Responses API call is not in the export, only its response_id)"
+    return f"OpenAI Agents SDK {kind} span (no model call)"
