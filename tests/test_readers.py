@@ -1072,3 +1072,12 @@ def test_an_agents_sdk_generation_span_is_read_with_its_reply():
                                             "OpenAI Agents SDK function span (no model call)": 2}
     records = read_inputs([log]).records
     assert [record.response.message["tool_calls"][0]["id"] for record in records[:2]] == ["call_lookup", "call_refund"]
+
+
+def test_weave_calls_are_read_as_the_exchanges_they_record():
+    """Weave records a call of a provider's client with the body it sent as `inputs` and the
+    reply as `output`; the app's own ops (the agent, its tools) are no model calls."""
+    report = json_report(str(READERS / "weave_calls_result_sent_as_user_message.jsonl"))
+    assert code_lines(report) == [("CTX009", 4)]
+    assert report["summary"]["skipped"] == {"Weave call of op get_weather (no model call)": 1, "Weave call of op run_agent (no model call)": 1}
+    assert [s["id"] for s in report["sessions"]] == ["0193-trace"]

@@ -450,7 +450,10 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
     if reply is not None:
         return reply
     wrapped = _unwrapped(obj, file, line, session_key_path) if unwrap else None
-    return wrapped if wrapped is not None else InputProblem(file, line, f"{NO_SHAPE}{closest_shape_hint(obj)}")
+    if wrapped is not None:
+        return wrapped
+    step = trace_exports.unread_step(obj)
+    return Skipped(file, line, step) if step is not None else InputProblem(file, line, f"{NO_SHAPE}{closest_shape_hint(obj)}")
 
 
 # Members a chat.completion adds when it is merged into the request body that got it

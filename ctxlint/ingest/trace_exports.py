@@ -12,12 +12,17 @@ an export that records no model call is counted as skipped, by what it is:
   `generation`, `response`…). A `generation` span holds a chat-completions call's messages
   and reply, and is read one level down as a traced generation; a `response` span keeps
   only the id of its Responses API call, not what was sent.
+- Weave's calls (an `op_name` that is a `weave:///` reference): a call of a provider's
+  client keeps the body it sent as `inputs` and the reply as `output`, and is read as that
+  exchange; a call of the app's own ops that reads as no request is no model call.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+WEAVE_OP = re.compile(r"weave:///(?:[^/]+/)*op/([^:]+)")
 LANGFUSE_TYPES = ("GENERATION", "SPAN", "EVENT", "AGENT", "TOOL", "CHAIN", "RETRIEVER", "EVALUATOR", "EMBEDDING", "GUARDRAIL")
 
 
@@ -38,3 +43,10 @@ def skipped_reason(obj: dict[str, Any]) -> str | None:
     if kind == "response":
         return "OpenAI Agents SDK response span (its Responses API call is not in the export, only its response_id)"
     return f"OpenAI Agents SDK {kind} span (no model call)"
+
+
+def unread_step(obj: dict[str, Any]) -> str | None:
+    """Why a line that reads as no request is a step of a tracer's export, not a broken
+    record: a Weave call of one of the app's ops. None when it is no such line."""
+    found = WEAVE_OP.match(obj["op_name"]) if isinstance(obj.get("op_name"), str) else None
+    return f"Weave call of op {found.group(1)} (no model call)" if found else None
