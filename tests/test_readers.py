@@ -1081,3 +1081,13 @@ def test_weave_calls_are_read_as_the_exchanges_they_record():
     assert code_lines(report) == [("CTX009", 4)]
     assert report["summary"]["skipped"] == {"Weave call of op get_weather (no model call)": 1, "Weave call of op run_agent (no model call)": 1}
     assert [s["id"] for s in report["sessions"]] == ["0193-trace"]
+
+
+@pytest.mark.parametrize(("error", "codes"), [
+    ("openai.RateLimitError: Error code: 429 - {'error': {'message': 'Rate limit reached'}}", [("CTX022", 1)]),
+    ("CancelledError()", []),  # the app gave up on the call: no answer came
+    ("KeyError('messages')\nTraceback (most recent call last): ...", []),
+])
+def test_a_failed_langsmith_model_run_is_the_providers_answer_only_when_the_provider_gave_it(tmp_path, error, codes):
+    run = _deepseek_run([{"type": "human", "content": "hi"}], {"type": "ai", "content": ""}, 1) | {"error": error, "outputs": None}
+    assert code_lines(json_report(write_records(tmp_path / "runs.jsonl", [run]))) == codes

@@ -37,6 +37,10 @@ THREAD_KEYS = ("thread_id", "session_id", "conversation_id")  # in the run's met
 MODEL_PARAMS = ("model", "model_name", "model_id", "azure_deployment", "deployment_name")
 NOT_SETTINGS = ("tools", "functions", "messages", "stream", *MODEL_PARAMS)  # invocation params that are not request settings
 STATUS_IN_ERROR = re.compile(r"Error code: (\d{3})")  # how the OpenAI and Anthropic SDKs' errors name the HTTP status
+# The errors of the providers' SDKs and LiteLLM's: the provider's answer, not the app's own failure
+PROVIDER_ERROR = re.compile(r"Error code: \d{3}|\b\w*(?:APIError|APIStatusError|RateLimitError|BadRequestError|InternalServerError|"
+                            r"AuthenticationError|PermissionDeniedError|NotFoundError|UnprocessableEntityError|OverloadedError|"
+                            r"ServiceUnavailableError|ContextWindowExceededError|APIConnectionError|APITimeoutError)\b")
 ReadBody = Callable[..., Record | InputProblem | Skipped]
 
 
@@ -157,9 +161,10 @@ def _usage(counts: Any) -> dict[str, Any] | None:
 
 
 def _error(run: dict[str, Any]) -> Response | None:
-    """A model run that failed: the provider's refusal, as the run's error tells it."""
+    """A model run the provider refused, as the run's error tells it (an SDK's API error);
+    a run the app gave up on (cancelled, its own exception) got no answer, and has none."""
     error = run.get("error")
-    if not isinstance(error, str) or not error.strip():
+    if not isinstance(error, str) or PROVIDER_ERROR.search(error) is None:
         return None
     status = STATUS_IN_ERROR.search(error)
     return Response(error={"message": error.strip().splitlines()[0], "type": None, "code": None},
