@@ -56,6 +56,15 @@ def test_stats_per_model_and_session():
     assert "per model" in text and "deepseek-reasoner" in text and "prompt tokens by server" in text
 
 
+def test_stats_count_every_request_of_a_log_written_newest_first():
+    """An export lists its records newest first: each session's numbers are its own,
+    whatever order its sessions are assembled and checked in."""
+    log = str(FIXTURES / "readers" / "langsmith_runs_answer_dropped_from_thread_memory.jsonl")
+    document = orjson.loads(run_cli("stats", log, "--format", "json").stdout)
+    assert [(s["name"], s["requests"], s["turns"]) for s in document["sessions"]] == [("thread-7", 4, 2), ("thread-8", 2, 1)]
+    assert [(m["name"], m["requests"]) for m in document["models"]] == [("gpt-4o", 6)]
+
+
 def test_show_names_a_lost_reply_the_log_never_held():
     """A reply to tool results that was never logged nor sent back has no row: the record
     names the loss apart, text and JSON, and a clean session has none."""

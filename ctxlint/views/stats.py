@@ -85,8 +85,13 @@ def session_usage(session: Session, summary: SessionSummary, counter: TokenCount
 
 
 def log_usage(sessions: list[Session], summaries: list[SessionSummary], counter: TokenCounter) -> tuple[list[Usage], list[Usage]]:
-    """(per model, per session); a session counts under the model of its first request."""
-    by_session = [session_usage(s, summary, counter) for s, summary in zip(sessions, summaries)]
+    """(per model, per session, in the summaries' order); a session counts under the model
+    of its first request. Sessions and summaries are paired by id: a log whose records come
+    out of time order (an export, newest first) lists its sessions in another order than
+    its checks."""
+    held = {session.id: session for session in sessions}
+    summaries = [summary for summary in summaries if summary.id in held]
+    by_session = [session_usage(held[summary.id], summary, counter) for summary in summaries]
     by_model: dict[str, Usage] = {}
     for summary, usage in zip(summaries, by_session):
         model = summary.turns[0].model or "unknown model"
