@@ -1091,3 +1091,15 @@ def test_weave_calls_are_read_as_the_exchanges_they_record():
 def test_a_failed_langsmith_model_run_is_the_providers_answer_only_when_the_provider_gave_it(tmp_path, error, codes):
     run = _deepseek_run([{"type": "human", "content": "hi"}], {"type": "ai", "content": ""}, 1) | {"error": error, "outputs": None}
     assert code_lines(json_report(write_records(tmp_path / "runs.jsonl", [run]))) == codes
+
+
+def test_an_mlflow_trace_is_read_span_by_span():
+    """MLflow keeps a chat model span's request body and reply as JSON text
+    (mlflow.spanInputs, mlflow.spanOutputs): read as that exchange, in the session the
+    trace's metadata names; its agent's and tool's spans are skipped by type."""
+    report = json_report(str(READERS / "mlflow_trace_call_turn_dropped.json"))
+    assert [(f["code"], f["session"], f["pointer"]) for f in report["findings"]] == [("CTX001", "chat-77", "/messages/2"), ("CTX016", "chat-77", None)]
+    assert report["summary"]["skipped"] == {"MLflow AGENT span (no model call)": 1, "MLflow TOOL span (no model call)": 1}
+    assert report["summary"]["token_counters"] == {"server": 2}
+    one_span = {"name": "c", "span_id": "s1", "attributes": {"mlflow.spanType": '"CHAT_MODEL"', "mlflow.spanInputs": '"hello"'}}
+    assert json_report("-", input=orjson.dumps(one_span))["summary"]["skipped"] == {"MLflow model-call span whose inputs are no chat request body": 1}

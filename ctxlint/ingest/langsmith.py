@@ -21,12 +21,12 @@ what it sent, read as ingest.langchain reads them.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from ctxlint.chat import dotted, str_or_none
 from ctxlint.ingest import anthropic, langchain
 from ctxlint.ingest.intern import INTERNER
-from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, iso_seconds
+from ctxlint.ingest.record import InputProblem, ReadBody, Record, Response, Skipped, iso_seconds
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.source_map import BodyProblem, SourceMap, member_pointers
 
@@ -41,7 +41,6 @@ STATUS_IN_ERROR = re.compile(r"Error code: (\d{3})")  # how the OpenAI and Anthr
 PROVIDER_ERROR = re.compile(r"Error code: \d{3}|\b\w*(?:APIError|APIStatusError|RateLimitError|BadRequestError|InternalServerError|"
                             r"AuthenticationError|PermissionDeniedError|NotFoundError|UnprocessableEntityError|OverloadedError|"
                             r"ServiceUnavailableError|ContextWindowExceededError|APIConnectionError|APITimeoutError)\b")
-ReadBody = Callable[..., Record | InputProblem | Skipped]
 
 
 def holds_runs(obj: Any) -> bool:

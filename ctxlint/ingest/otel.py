@@ -11,6 +11,12 @@ one span, or an OTLP export (`resourceSpans`) of many: each model-call span is o
 at the line, and its findings point at the attribute that holds the messages. The other
 spans (an agent's, a tool's) and model-call spans recorded without their messages (the
 default of most instrumentations) are counted as skipped, by reason.
+
+MLflow's spans keep what a call was given and gave back as JSON text
+(`mlflow.spanInputs`, `mlflow.spanOutputs`): a chat model's span (`mlflow.spanType`
+`CHAT_MODEL` or `LLM`) whose inputs are the body an autologged client sent is read as
+that body (`read_body`, shapes.body_record), its outputs as the reply. A trace as MLflow
+exports it (`{"info": …, "data": {"spans": […]}}`) is a line of spans.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from typing import Any, Iterator
 import orjson
 
 from ctxlint.ingest.intern import INTERNER
-from ctxlint.ingest.record import InputProblem, Record, Skipped, iso_seconds
+from ctxlint.ingest.record import InputProblem, ReadBody, Record, Skipped, iso_seconds
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import json_pointer, schema_problem
 from ctxlint.ingest.source_map import Origin, SourceMap
@@ -30,9 +36,10 @@ SEMCONV_INPUT, SEMCONV_OUTPUT, SEMCONV_SYSTEM = "gen_ai.input.messages", "gen_ai
 INDEXED_INPUT, INDEXED_OUTPUT = "gen_ai.prompt", "gen_ai.completion"
 INFERENCE_INPUT, INFERENCE_OUTPUT = "llm.input_messages", "llm.output_messages"
 MODEL_KEYS = ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name")
-SESSION_KEYS = ("gen_ai.conversation.id", "session.id", "conversation.id")
+SESSION_KEYS = ("gen_ai.conversation.id", "session.id", "conversation.id", "mlflow.trace.session")
 PROMPT_TOKEN_KEYS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")
 MODEL_CALLS = ("chat", "text_completion", "generate_content")
+MLFLOW_INPUTS, MLFLOW_MODEL_CALLS = "mlflow.spanInputs", ("CHAT_MODEL", "LLM")
 # the semantic conventions' finish reasons in chat-completions terms
 FINISH_REASONS = {"tool_call": "tool_calls", "tool_calls": "tool_calls", "stop": "stop", "length": "length",
                   "content_filter": "content_filter", "error": "error"}
@@ -49,8 +56,13 @@ def _dicts(value: Any) -> list[dict[str, Any]]:
 
 
 def holds_spans(obj: Any) -> bool:
-    """Whether a parsed line is an OTLP export of spans or one span."""
-    return isinstance(obj, dict) and (isinstance(obj.get("resourceSpans"), list) or _is_span(obj))
+    """Whether a parsed line is an OTLP export of spans, an MLflow trace, or one span."""
+    return isinstance(obj, dict) and (isinstance(obj.get("resourceSpans"), list) or _mlflow_spans(obj) is not None or _is_span(obj))
+
+
+def _mlflow_spans(obj: dict[str, Any]) -> list[Any] | None:
+    data = obj.get("data")
+    return data["spans"] if isinstance(data, dict) and isinstance(data.get("spans"), list) and "info" in obj else None
 
 
 def _is_span(obj: dict[str, Any]) -> bool:
@@ -59,13 +71,20 @@ def _is_span(obj: dict[str, Any]) -> bool:
         "spanId" in obj or "span_id" in obj or (isinstance(context, dict) and "span_id" in context))
 
 
-def items(obj: dict[str, Any], file: str, line: int, session_key_path: str | None) -> list[Record | InputProblem | Skipped]:
-    """What a line of spans holds: a record per model-call span, a skip per other span."""
-    return [_item(span, pointer, resource, file, line, session_key_path) for pointer, span, resource in _spans(obj)]
+def items(obj: dict[str, Any], file: str, line: int, session_key_path: str | None, read_body: ReadBody) -> list[Record | InputProblem | Skipped]:
+    """What a line of spans holds: a record per model-call span, a skip per other span.
+    `read_body` reads the body an MLflow span kept (shapes.body_record)."""
+    return [_item(span, pointer, resource, file, line, session_key_path, read_body) for pointer, span, resource in _spans(obj)]
 
 
 def _spans(obj: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
     """(JSON pointer, span, its resource's attributes) of each span on the line."""
+    mlflow = _mlflow_spans(obj)
+    if mlflow is not None:  # the trace's metadata names its session (mlflow.trace.session), as a resource's attributes would
+        info = obj["info"] if isinstance(obj["info"], dict) else {}
+        metadata = next((info[key] for key in ("trace_metadata", "request_metadata") if isinstance(info.get(key), dict)), {})
+        yield from ((f"/data/spans/{i}", span, metadata) for i, span in enumerate(mlflow) if isinstance(span, dict))
+        return
     if not isinstance(obj.get("resourceSpans"), list):
         resource = obj.get("resource")
         yield "", obj, attributes(resource.get("attributes")) if isinstance(resource, dict) else {}
@@ -123,8 +142,10 @@ def _attribute_pointers(span: dict[str, Any], pointer: str) -> dict[str, str]:
 
 
 def _item(span: dict[str, Any], pointer: str, resource: dict[str, Any], file: str, line: int,
-          session_key_path: str | None) -> Record | InputProblem | Skipped:
+          session_key_path: str | None, read_body: ReadBody) -> Record | InputProblem | Skipped:
     attrs = attributes(span.get("attributes"))
+    if MLFLOW_INPUTS in attrs:
+        return _mlflow_item(span, pointer, attrs, resource, file, line, session_key_path, read_body)
     dialect = _dialect(attrs)
     if dialect is None:
         if attrs.get("gen_ai.operation.name") in MODEL_CALLS or any(key in attrs for key in MODEL_KEYS):
@@ -150,6 +171,21 @@ def _item(span: dict[str, Any], pointer: str, resource: dict[str, Any], file: st
                   session_key=_session(attrs, resource, session_key_path), timestamp=_start(span),
                   source_map=SourceMap(origins, reasoning="reasoning part" if dialect is _semconv else None),
                   reasoning_recorded=recorded)
+
+
+def _mlflow_item(span: dict[str, Any], pointer: str, attrs: dict[str, Any], resource: dict[str, Any], file: str, line: int,
+                 session_key_path: str | None, read_body: ReadBody) -> Record | InputProblem | Skipped:
+    """An MLflow span: a chat model's call, read as the body its inputs keep; any other
+    step (an agent's, a chain's, a tool's) is skipped."""
+    kind = _json(attrs.get("mlflow.spanType"))
+    if kind not in MLFLOW_MODEL_CALLS:
+        return Skipped(file, line, f"MLflow {kind or 'untyped'} span (no model call)")
+    body = _json(attrs[MLFLOW_INPUTS])
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        return Skipped(file, line, "MLflow model-call span whose inputs are no chat request body")
+    where = _attribute_pointers(span, pointer).get(MLFLOW_INPUTS, pointer)
+    return read_body(body, file, line, "otel", where, response=parse_response(_json(attrs.get("mlflow.spanOutputs"))),
+                     session_key=_session(attrs, resource, session_key_path), timestamp=_start(span))
 
 
 def _dialect(attrs: dict[str, Any]) -> Any:
@@ -381,11 +417,13 @@ def _session(attrs: dict[str, Any], resource: dict[str, Any], session_key_path: 
 
 
 def _start(span: dict[str, Any]) -> float | None:
-    """When the call started, in epoch seconds: OTLP's nanoseconds (a string in JSON), or
-    the ISO 8601 time an SDK's console exporter writes."""
-    nanos, iso = span.get("startTimeUnixNano"), span.get("start_time")
+    """When the call started, in epoch seconds: OTLP's nanoseconds (a string in JSON, or
+    MLflow's number), or the ISO 8601 time an SDK's console exporter writes."""
+    nanos, iso = span.get("startTimeUnixNano", span.get("start_time_unix_nano")), span.get("start_time")
     if isinstance(iso, str):
         return iso_seconds(iso)
+    if isinstance(iso, int) and not isinstance(iso, bool):  # MLflow's span: nanoseconds
+        nanos = iso
     try:
         return int(nanos) / 1e9 if nanos is not None else None
     except (TypeError, ValueError):

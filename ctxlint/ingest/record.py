@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable
 
 
 def iso_seconds(text: str) -> float | None:
@@ -117,3 +117,7 @@ def too_deep(error: BaseException, file: str, line: int) -> InputProblem:
         raise error
     return InputProblem(file, line, TOO_DEEP)
 
+
+# How a reader of a format that wraps request bodies (a tracer's run or span) has the body
+# read as a logged body is (shapes.body_record: body, file, line, shape, pointer, **fields)
+ReadBody = Callable[..., "Record | InputProblem | Skipped"]

@@ -378,7 +378,7 @@ def as_items(parsed: object, file: str, line: int, session_key: str | None, reus
         try:
             if langsmith.holds_runs(parsed):
                 return langsmith.items(parsed, file, line, session_key, body_record)
-            return otel.items(parsed, file, line, session_key)
+            return otel.items(parsed, file, line, session_key, body_record)
         except (RecursionError, TypeError) as error:
             return [too_deep(error, file, line)]
     return [as_item(parsed, file, line, session_key, reused)]
