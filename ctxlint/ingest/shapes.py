@@ -60,7 +60,6 @@ def request_links(obj: dict[str, Any]) -> tuple[tuple[str, str], ...]:
                  if isinstance(obj.get(name), (str, int)) and not isinstance(obj[name], bool) and obj[name] != "")
 
 
-
 def _session_key(obj: dict[str, Any], key_path: str | None) -> str | None:
     for path in (key_path,) if key_path else SESSION_KEYS:
         value = dotted(obj, path)
@@ -374,13 +373,13 @@ def translated_record(api: Any, body: dict[str, Any], file: str, line: int, shap
 def as_items(parsed: object, file: str, line: int, session_key: str | None, reused: int = 0) -> list[Record | InputProblem | BatchOutput | Skipped]:
     """What ctxlint reads from a parsed log line: one item, or one per span of an
     OpenTelemetry export (ingest.otel) or per run of a LangSmith trace (ingest.langsmith)."""
-    if otel.holds_spans(parsed) or langsmith.holds_runs(parsed):
-        try:
-            if langsmith.holds_runs(parsed):
-                return langsmith.items(parsed, file, line, session_key, body_record)
+    try:
+        if langsmith.holds_runs(parsed):
+            return langsmith.items(parsed, file, line, session_key, body_record)
+        if otel.holds_spans(parsed):
             return otel.items(parsed, file, line, session_key, body_record)
-        except (RecursionError, TypeError) as error:
-            return [too_deep(error, file, line)]
+    except (RecursionError, TypeError) as error:
+        return [too_deep(error, file, line)]
     return [as_item(parsed, file, line, session_key, reused)]
 
 
@@ -552,19 +551,27 @@ def _generation_record(obj: dict[str, Any], file: str, line: int, session_key_pa
     if body["model"] is None and isinstance(parameters, dict) and isinstance(parameters.get("model"), str):
         body.update({name: value for name, value in parameters.items() if body.get(name) is None})
         source_map = replace(source_map, settings={pointer: "/metadata" + pointer for pointer in member_pointers(parameters)})
+    return body_record(body, file, line, "bare", "", response=_traced_reply(obj), source_map=source_map,
+                   session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj), **fields)
+
+
+def _traced_reply(obj: dict[str, Any]) -> Response | None:
+    """The reply a traced generation's `output` holds, as each tracer keeps it (a reply
+    body, the message, its text; Braintrust's list of choices, the Agents SDK's list of the
+    one message, the calls alone as Langfuse's LangChain handler keeps them), with the
+    trace's token counts where the reply has none."""
     output, metrics = obj.get("output"), obj.get("metrics")
     if isinstance(output, list) and output and all(isinstance(choice, dict) and "message" in choice for choice in output):
         counted = isinstance(metrics, dict) and "prompt_tokens" in metrics  # the span's token counts
         output = {"choices": output, "usage": {name: metrics.get(name) for name in TOKEN_COUNTS} if counted else None}
     elif isinstance(output, list) and len(output) == 1 and isinstance(output[0], dict) and output[0].get("role") == "assistant":
-        output = output[0]  # the reply's message in a list of the output's messages (the OpenAI Agents SDK's generation span)
+        output = output[0]
     elif isinstance(output, dict) and isinstance(output.get("tool_calls"), list) and "role" not in output:
-        output = {**output, "role": "assistant"}  # the reply's calls as the message keeps them (Langfuse's LangChain handler)
+        output = {**output, "role": "assistant"}
     response = reply_of(output, None)
     if response is not None and response.usage is None:
         response.usage = _counted_input(obj.get("usageDetails") or obj.get("usage"))
-    return body_record(body, file, line, "bare", "", response=response, source_map=source_map,
-                   session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj), **fields)
+    return response
 
 
 def _counted_input(counts: Any) -> dict[str, Any] | None:
