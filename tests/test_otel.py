@@ -73,3 +73,19 @@ def test_a_span_s_attribute_values_and_times_are_read_as_otlp_spells_them():
     assert [m["role"] for m in records[2].request["messages"]] == ["system", "user", "assistant", "tool", "assistant", "user"]
     assert records[2].request["messages"][2]["tool_calls"][0]["function"] == {"name": "get_weather", "arguments": '{"city":"Paris"}'}
     assert records[0].request["tools"][0]["function"]["name"] == "get_weather"
+
+
+def test_vercel_ai_sdk_step_spans_are_the_requests():
+    """The AI SDK records each call to the provider (`ai.streamText.doStream`) with the
+    messages it sent in its own parts (tool-call, tool-result), the tools as JSON texts and
+    the reply's text and calls; the span around the whole streamText call holds the user's
+    prompt, not a request. The step that went on without the call turn is found."""
+    log = str(READERS / "otel_ai_sdk_spans_call_turn_dropped.jsonl")
+    report = json_report(log)
+    assert [(f["code"], f["session"], f["tool_call_id"]) for f in report["findings"]] == [("CTX001", "chat-31", "call_w2"), ("CTX016", "chat-31", "call_w2")]
+    assert report["summary"]["skipped"] == {"Vercel AI SDK call span (the spans of its steps hold the requests)": 2,
+                                            "OpenTelemetry span of no model call (an agent's, a tool's)": 2}
+    records = read_inputs([log]).records
+    assert [len(r.messages) for r in records] == [2, 4, 6, 7] and records[0].request["tools"][0]["function"]["name"] == "weather"
+    assert records[0].response.message["tool_calls"][0]["function"]["arguments"] == '{"city": "Paris"}'
+    assert report["summary"]["token_counters"] == {"server": 4}

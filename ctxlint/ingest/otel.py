@@ -6,7 +6,12 @@ back, in one of three spellings: the GenAI semantic conventions' messages
 arrays of `{role, parts}`); their older indexed attributes, as OpenLLMetry writes them
 (`gen_ai.prompt.0.role`, `gen_ai.prompt.0.content`, `gen_ai.completion.0.tool_calls.0.name`);
 or OpenInference's, as Arize Phoenix writes them (`llm.input_messages.0.message.role`,
-`llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments`). A line holds
+`llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments`); or the Vercel AI
+SDK's, on the span of each call to the provider (`ai.generateText.doGenerate`,
+`ai.streamText.doStream`): `ai.prompt.messages` (its own message parts: `tool-call`,
+`tool-result`, `reasoning`), `ai.prompt.tools`, `ai.response.text` and
+`ai.response.toolCalls` (the span around a whole generateText/streamText call holds the
+user's prompt, not a request, and is skipped). A line holds
 one span, or an OTLP export (`resourceSpans`) of many: each model-call span is one request,
 at the line, and its findings point at the attribute that holds the messages. The other
 spans (an agent's, a tool's) and model-call spans recorded without their messages (the
@@ -35,14 +40,18 @@ from ctxlint.ingest.source_map import Origin, SourceMap
 SEMCONV_INPUT, SEMCONV_OUTPUT, SEMCONV_SYSTEM = "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions"
 INDEXED_INPUT, INDEXED_OUTPUT = "gen_ai.prompt", "gen_ai.completion"
 INFERENCE_INPUT, INFERENCE_OUTPUT = "llm.input_messages", "llm.output_messages"
-MODEL_KEYS = ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name")
-SESSION_KEYS = ("gen_ai.conversation.id", "session.id", "conversation.id", "mlflow.trace.session")
-PROMPT_TOKEN_KEYS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")
+AI_SDK_INPUT = "ai.prompt.messages"
+# The AI SDK's spans around a whole call (its steps, `….doGenerate` / `….doStream`, are the requests)
+AI_SDK_CALLS = ("ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject")
+MODEL_KEYS = ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name", "ai.model.id")
+SESSION_KEYS = ("gen_ai.conversation.id", "session.id", "conversation.id", "mlflow.trace.session", "ai.telemetry.metadata.sessionId")
+PROMPT_TOKEN_KEYS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt",
+                     "ai.usage.inputTokens", "ai.usage.promptTokens")
 MODEL_CALLS = ("chat", "text_completion", "generate_content")
 MLFLOW_INPUTS, MLFLOW_MODEL_CALLS = "mlflow.spanInputs", ("CHAT_MODEL", "LLM")
 # the semantic conventions' finish reasons in chat-completions terms
 FINISH_REASONS = {"tool_call": "tool_calls", "tool_calls": "tool_calls", "stop": "stop", "length": "length",
-                  "content_filter": "content_filter", "error": "error"}
+                  "content_filter": "content_filter", "error": "error", "tool-calls": "tool_calls", "content-filter": "content_filter"}
 _INDEX = re.compile(r"\d+")
 
 
@@ -146,6 +155,8 @@ def _item(span: dict[str, Any], pointer: str, resource: dict[str, Any], file: st
     attrs = attributes(span.get("attributes"))
     if MLFLOW_INPUTS in attrs:
         return _mlflow_item(span, pointer, attrs, resource, file, line, session_key_path, read_body)
+    if attrs.get("ai.operationId") in AI_SDK_CALLS:
+        return Skipped(file, line, "Vercel AI SDK call span (the spans of its steps hold the requests)")
     dialect = _dialect(attrs)
     if dialect is None:
         if attrs.get("gen_ai.operation.name") in MODEL_CALLS or any(key in attrs for key in MODEL_KEYS):
@@ -166,10 +177,10 @@ def _item(span: dict[str, Any], pointer: str, resource: dict[str, Any], file: st
     # a tracer that records reasoning parts shows some in what was sent; one that records only
     # text and calls (OpenLLMetry's and OpenInference's attributes, and many semantic-
     # conventions tracers) says nothing of the reasoning an app passed back
-    recorded = dialect is _semconv and any("reasoning_content" in message for message in messages)
+    recorded = dialect in (_semconv, _ai_sdk) and any("reasoning_content" in message for message in messages)
     return Record(file=file, line=line, shape="otel", request=body, response=_response(reply, attrs, span),
                   session_key=_session(attrs, resource, session_key_path), timestamp=_start(span),
-                  source_map=SourceMap(origins, reasoning="reasoning part" if dialect is _semconv else None),
+                  source_map=SourceMap(origins, reasoning="reasoning part" if dialect in (_semconv, _ai_sdk) else None),
                   reasoning_recorded=recorded)
 
 
@@ -196,6 +207,8 @@ def _dialect(attrs: dict[str, Any]) -> Any:
         return _indexed
     if any(key.startswith(INFERENCE_INPUT + ".") for key in attrs):
         return _inference
+    if AI_SDK_INPUT in attrs:
+        return _ai_sdk
     return None
 
 
@@ -251,6 +264,50 @@ def _texts(parts: list[dict[str, Any]]) -> Any:
         return texts[0] if len(texts) == 1 else "".join(texts)
     return [{"type": "text", "text": text} for text in texts] + [
         {"type": "image_url", "image_url": {"url": str(part.get("uri") or part.get("file_id") or "")}} for part in media]
+
+
+# -- the Vercel AI SDK's messages ------------------------------------------------------------------
+
+def _ai_sdk(attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str], dict[str, Any] | None]:
+    messages: list[dict[str, Any]] = []
+    for message in _dicts(_json(attrs.get(AI_SDK_INPUT))):
+        messages += _from_ai_sdk(message.get("role"), message.get("content"))
+    calls = [_call(call.get("toolCallId"), call.get("toolName"), call.get("args", call.get("input")))
+             for call in _dicts(_json(attrs.get("ai.response.toolCalls")))]
+    text = attrs.get("ai.response.text")
+    reply = None
+    if calls or isinstance(text, str):
+        message: dict[str, Any] = {"role": "assistant", "content": text if isinstance(text, str) and text else None}
+        if calls:
+            message["tool_calls"] = calls
+        reply = {"message": message, "finish_reason": attrs.get("ai.response.finishReason")}
+    return messages, [AI_SDK_INPUT] * len(messages), reply
+
+
+def _from_ai_sdk(role: Any, content: Any) -> list[dict[str, Any]]:
+    """One AI SDK message as chat messages: its text, reasoning and tool-call parts as one
+    message, a tool message per tool-result part."""
+    if not isinstance(content, list):
+        return [{"role": role if isinstance(role, str) else "user", "content": content if isinstance(content, str) else _as_text(content)}]
+    parts = _dicts(content)
+    results = [{"role": "tool", "tool_call_id": _id(part.get("toolCallId")), "content": _as_text(part.get("result", part.get("output")))}
+               for part in parts if part.get("type") == "tool-result"]
+    if role == "tool":
+        return results
+    texts = [str(part.get("text") or "") for part in parts if part.get("type") == "text"]
+    media = [part for part in parts if part.get("type") in ("image", "file")]
+    message: dict[str, Any] = {"role": role if isinstance(role, str) else "user",
+                               "content": ("".join(texts) or None) if not media else
+                               [{"type": "text", "text": text} for text in texts] + [{"type": "image_url", "image_url": {"url": ""}} for _ in media]}
+    reasoning = "".join(str(part.get("text") or "") for part in parts if part.get("type") == "reasoning")
+    if reasoning:
+        message["reasoning_content"] = reasoning
+    calls = [_call(part.get("toolCallId"), part.get("toolName"), part.get("args", part.get("input"))) for part in parts if part.get("type") == "tool-call"]
+    if calls:
+        message["tool_calls"] = calls
+    if message["content"] is None and role != "assistant":
+        message["content"] = ""
+    return [message, *results]
 
 
 # -- flattened attributes: OpenLLMetry's indexed ones, OpenInference's ---------------------------
@@ -373,9 +430,11 @@ def _json(value: Any) -> Any:
 
 def _tools(attrs: dict[str, Any]) -> list[dict[str, Any]]:
     """The tools the call offered, in chat-completions form."""
-    definitions = _json(attrs.get("gen_ai.tool.definitions"))
+    definitions = _dicts(_json(attrs.get("gen_ai.tool.definitions")))
+    definitions += [{**tool, "parameters": tool.get("parameters", tool.get("inputSchema"))}  # the AI SDK's: a list of JSON texts
+                    for tool in _dicts([_json(text) for text in _list(attrs.get("ai.prompt.tools"))])]
     tools = []
-    for tool in _dicts(definitions):
+    for tool in definitions:
         function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
         tools.append({"type": "function", "function": {key: function[key] for key in ("name", "description", "parameters") if key in function}})
     for tool in _unflatten(attrs, "llm.tools"):  # OpenInference: each tool's JSON schema as a string
@@ -391,7 +450,8 @@ def _tools(attrs: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _response(reply: dict[str, Any] | None, attrs: dict[str, Any], span: dict[str, Any]) -> Any:
     """The reply the span recorded, its prompt tokens, or the error it ended with."""
-    usage = next(({"prompt_tokens": attrs[key]} for key in PROMPT_TOKEN_KEYS if isinstance(attrs.get(key), int)), None)
+    usage = next(({"prompt_tokens": int(attrs[key])} for key in PROMPT_TOKEN_KEYS
+                  if isinstance(attrs.get(key), int) or (isinstance(attrs.get(key), str) and attrs[key].isdigit())), None)
     status = span.get("status") if isinstance(span.get("status"), dict) else {}
     if reply is None and status.get("code") in (2, "STATUS_CODE_ERROR", "ERROR"):
         kind = attrs.get("error.type")
