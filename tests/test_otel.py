@@ -89,3 +89,13 @@ def test_vercel_ai_sdk_step_spans_are_the_requests():
     assert [len(r.messages) for r in records] == [2, 4, 6, 7] and records[0].request["tools"][0]["function"]["name"] == "weather"
     assert records[0].response.message["tool_calls"][0]["function"]["arguments"] == '{"city": "Paris"}'
     assert report["summary"]["token_counters"] == {"server": 4}
+
+
+def test_a_span_whose_content_events_hold_the_messages_is_read():
+    """Earlier semantic conventions (and the tracers that kept them) record the messages
+    sent and the reply in the span's gen_ai.content.prompt / gen_ai.content.completion
+    events: read, the reply the app lost is found where the next request shows it."""
+    report = json_report(str(READERS / "otel_content_events_reply_lost.jsonl"))
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [
+        ("CTX003", 3, "/events/0/attributes/gen_ai.prompt"), ("CTX016", 3, None)]
+    assert [s["id"] for s in report["sessions"]] == ["sess-55"] and report["summary"]["token_counters"] == {"server": 3}

@@ -11,7 +11,9 @@ SDK's, on the span of each call to the provider (`ai.generateText.doGenerate`,
 `ai.streamText.doStream`): `ai.prompt.messages` (its own message parts: `tool-call`,
 `tool-result`, `reasoning`), `ai.prompt.tools`, `ai.response.text` and
 `ai.response.toolCalls` (the span around a whole generateText/streamText call holds the
-user's prompt, not a request, and is skipped). A line holds
+user's prompt, not a request, and is skipped); or, as earlier semantic conventions had it,
+in the span's `gen_ai.content.prompt` and `gen_ai.content.completion` events (their
+`gen_ai.prompt` and `gen_ai.completion` attributes, the JSON of the chat messages). A line holds
 one span, or an OTLP export (`resourceSpans`) of many: each model-call span is one request,
 at the line, and its findings point at the attribute that holds the messages. The other
 spans (an agent's, a tool's) and model-call spans recorded without their messages (the
@@ -41,6 +43,7 @@ SEMCONV_INPUT, SEMCONV_OUTPUT, SEMCONV_SYSTEM = "gen_ai.input.messages", "gen_ai
 INDEXED_INPUT, INDEXED_OUTPUT = "gen_ai.prompt", "gen_ai.completion"
 INFERENCE_INPUT, INFERENCE_OUTPUT = "llm.input_messages", "llm.output_messages"
 AI_SDK_INPUT = "ai.prompt.messages"
+PROMPT_EVENT, COMPLETION_EVENT = "gen_ai.content.prompt", "gen_ai.content.completion"
 # The AI SDK's spans around a whole call (its steps, `….doGenerate` / `….doStream`, are the requests)
 AI_SDK_CALLS = ("ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject")
 MODEL_KEYS = ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name", "ai.model.id")
@@ -157,13 +160,14 @@ def _item(span: dict[str, Any], pointer: str, resource: dict[str, Any], file: st
         return _mlflow_item(span, pointer, attrs, resource, file, line, session_key_path, read_body)
     if attrs.get("ai.operationId") in AI_SDK_CALLS:
         return Skipped(file, line, "Vercel AI SDK call span (the spans of its steps hold the requests)")
+    attrs = _with_content_events(span, attrs)
     dialect = _dialect(attrs)
     if dialect is None:
         if attrs.get("gen_ai.operation.name") in MODEL_CALLS or any(key in attrs for key in MODEL_KEYS):
             return Skipped(file, line, "OpenTelemetry model-call span recorded without its messages (content capture off)")
         return Skipped(file, line, "OpenTelemetry span of no model call (an agent's, a tool's)")
     messages, origins_of, reply = dialect(attrs)
-    where = _attribute_pointers(span, pointer)
+    where = {**_attribute_pointers(span, pointer), **_content_event_pointers(span, pointer)}
     body: dict[str, Any] = {"model": next((attrs[key] for key in MODEL_KEYS if isinstance(attrs.get(key), str)), None),
                             "messages": messages}
     tools = _tools(attrs)
@@ -209,7 +213,35 @@ def _dialect(attrs: dict[str, Any]) -> Any:
         return _inference
     if AI_SDK_INPUT in attrs:
         return _ai_sdk
+    if PROMPT_EVENT in attrs:
+        return _content_events
     return None
+
+
+def _content_event_pointers(span: dict[str, Any], pointer: str) -> dict[str, str]:
+    """A content event's name -> the JSON pointer of the messages it holds."""
+    found = {}
+    for index, event in enumerate(_list(span.get("events"))):
+        if isinstance(event, dict) and event.get("name") in (PROMPT_EVENT, COMPLETION_EVENT):
+            key = "gen_ai.prompt" if event["name"] == PROMPT_EVENT else "gen_ai.completion"
+            at = _attribute_pointers(event, f"{pointer}/events/{index}").get(key)
+            if at is not None:
+                found[event["name"]] = at
+    return found
+
+
+def _with_content_events(span: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
+    """The span's attributes, and the messages its content events hold (the semantic
+    conventions' earlier `gen_ai.content.prompt` / `gen_ai.content.completion` events, whose
+    `gen_ai.prompt` / `gen_ai.completion` attribute is the JSON of what was sent and said)
+    under the events' names."""
+    for event in _dicts(span.get("events")):
+        name = event.get("name")
+        if name in (PROMPT_EVENT, COMPLETION_EVENT):
+            value = attributes(event.get("attributes")).get("gen_ai.prompt" if name == PROMPT_EVENT else "gen_ai.completion")
+            if value is not None:
+                attrs = {**attrs, name: value}
+    return attrs
 
 
 # -- the semantic conventions' JSON messages -----------------------------------------------------
@@ -264,6 +296,22 @@ def _texts(parts: list[dict[str, Any]]) -> Any:
         return texts[0] if len(texts) == 1 else "".join(texts)
     return [{"type": "text", "text": text} for text in texts] + [
         {"type": "image_url", "image_url": {"url": str(part.get("uri") or part.get("file_id") or "")}} for part in media]
+
+
+# -- content events: the JSON of the chat messages sent and said ----------------------------------
+
+def _content_events(attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str], dict[str, Any] | None]:
+    sent = _json(attrs[PROMPT_EVENT])
+    messages = [message for message in _dicts(sent if isinstance(sent, list) else [sent]) if isinstance(message.get("role"), str)]
+    said = _json(attrs.get(COMPLETION_EVENT))
+    said = said[0] if isinstance(said, list) and said else said
+    said = said.get("message", said) if isinstance(said, dict) else said
+    reply = None
+    if isinstance(said, dict):
+        reply = {"message": {**said, "role": "assistant"}, "finish_reason": said.get("finish_reason")}
+    elif isinstance(said, str):
+        reply = {"message": {"role": "assistant", "content": said}, "finish_reason": None}
+    return messages, [PROMPT_EVENT] * len(messages), reply
 
 
 # -- the Vercel AI SDK's messages ------------------------------------------------------------------
