@@ -1065,7 +1065,7 @@ def test_an_agents_sdk_generation_span_is_read_with_its_reply():
     kept; the export's other lines (its trace header, agent and function spans) are skipped."""
     log = str(READERS / "agents_sdk_generation_spans_call_turn_dropped.jsonl")
     report = json_report(log)
-    assert code_lines(report) == [("CTX001", 7)]
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX001", 7, "/span_data/input/2")]
     assert report["summary"]["token_counters"] == {"server": 3} and report["coverage"]["CTX016"]["not_judged"] == {}
     assert report["summary"]["skipped"] == {"OpenAI Agents SDK trace header (no model call)": 1,
                                             "OpenAI Agents SDK agent span (no model call)": 1,

@@ -395,9 +395,10 @@ def as_item(parsed: object, file: str, line: int, session_key: str | None, reuse
 
 
 def normalize(obj: Any, file: str, line: int, session_key_path: str | None = None, reused: int = 0,
-              unwrap: bool = True) -> Record | InputProblem | BatchOutput | Skipped:
+              unwrap: bool = True, within: str = "") -> Record | InputProblem | BatchOutput | Skipped:
     """The record of one parsed line; `reused` leading messages are already shared objects.
-    `unwrap`: a line of no known shape may be a logger's wrapping of one (_unwrapped)."""
+    `unwrap`: a line of no known shape may be a logger's wrapping of one (_unwrapped);
+    `within`: the JSON pointer of the member the record was found in, where it was."""
     if not isinstance(obj, dict):
         return InputProblem(file, line, f"{NOT_AN_OBJECT}{json_type(obj)}, not an object")
     reason = trace_exports.skipped_reason(obj)
@@ -416,7 +417,7 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
             parsed = Response(error=obj.get("error") if isinstance(obj.get("error"), dict) else {"message": str(obj.get("error"))})
         return BatchOutput(file, line, obj["custom_id"], parsed or Response())
     if "messages" not in obj and _traced_generation(obj):
-        return _generation_record(obj, file, line, session_key_path)
+        return _generation_record(obj, file, line, session_key_path, within)
     other_call = _other_litellm_call(obj)
     if other_call is not None:
         return Skipped(file, line, f"not chat-completions: LiteLLM {other_call} call")
@@ -498,7 +499,7 @@ def _unwrapped(obj: dict[str, Any], file: str, line: int, session_key_path: str 
     for name, value in obj.items():
         inner, _ = http_body(value, "")
         if isinstance(inner, dict):
-            item = normalize(inner, file, line, session_key_path, unwrap=False)
+            item = normalize(inner, file, line, session_key_path, unwrap=False, within=json_pointer((name,)))
             if not isinstance(item, InputProblem):
                 read.append((name, item))
             elif not item.message.startswith((NOT_AN_OBJECT, NO_SHAPE)):
@@ -531,18 +532,18 @@ def _traced_generation(obj: dict[str, Any]) -> bool:
         "output" in obj and all(isinstance(item, dict) and "type" not in item and isinstance(item.get("role"), str) for item in items))
 
 
-def _generation_record(obj: dict[str, Any], file: str, line: int, session_key_path: str | None) -> Record | InputProblem | Skipped:
+def _generation_record(obj: dict[str, Any], file: str, line: int, session_key_path: str | None, within: str) -> Record | InputProblem | Skipped:
     """The request a traced generation stands for: its model, its input as the messages,
     its tools and model parameters; its output as the reply. A span that names no model
     beside its input keeps the call's parameters as its metadata (Braintrust's: the model,
     the tools, the settings), and its reply's choices as its output."""
     body: dict[str, Any] = {"model": obj.get("model"), "messages": obj["input"]}
     body.update({name: obj[name] for name in ("tools", *SETTINGS_APART) if name in obj})
-    source_map, fields = kept_in_place(obj["input"], "input"), {}
+    source_map, fields = kept_in_place(obj["input"], f"{within}/input"[1:]), {}
     parameters = obj.get("metadata")
     if langchain.spelled_by_langchain(obj["input"]):  # Langfuse's LangChain handler keeps LangChain's messages
         try:
-            body["messages"], origins = langchain.chat_messages(obj["input"], "/input")
+            body["messages"], origins = langchain.chat_messages(obj["input"], f"{within}/input")
         except BodyProblem as problem:
             return InputProblem(file, line, f"LangChain messages: {problem}", problem.pointer)
         source_map = SourceMap(origins, reasoning=None)
@@ -550,7 +551,7 @@ def _generation_record(obj: dict[str, Any], file: str, line: int, session_key_pa
         fields["reasoning_recorded"] = langchain.reasoning_recorded(provider, body["messages"])
     if body["model"] is None and isinstance(parameters, dict) and isinstance(parameters.get("model"), str):
         body.update({name: value for name, value in parameters.items() if body.get(name) is None})
-        source_map = replace(source_map, settings={pointer: "/metadata" + pointer for pointer in member_pointers(parameters)})
+        source_map = replace(source_map, settings={pointer: f"{within}/metadata{pointer}" for pointer in member_pointers(parameters)})
     return body_record(body, file, line, "bare", "", response=_traced_reply(obj), source_map=source_map,
                    session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj), **fields)
 
