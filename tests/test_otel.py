@@ -99,3 +99,12 @@ def test_a_span_whose_content_events_hold_the_messages_is_read():
     assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [
         ("CTX003", 3, "/events/0/attributes/gen_ai.prompt"), ("CTX016", 3, None)]
     assert [s["id"] for s in report["sessions"]] == ["sess-55"] and report["summary"]["token_counters"] == {"server": 3}
+
+
+def test_a_collectors_metrics_and_logs_beside_its_spans_are_skipped(tmp_path):
+    log = tmp_path / "collector.jsonl"
+    log.write_bytes(orjson.dumps({"resourceMetrics": [{"scopeMetrics": []}]}) + b"\n" + orjson.dumps({"resourceLogs": [{"scopeLogs": []}]}) + b"\n")
+    report = json_report(str(log))
+    assert report["findings"] == [] and report["summary"]["skipped"] == {
+        "OpenTelemetry metrics export (no model call)": 1,
+        "OpenTelemetry logs export (messages logged as events are not joined to their spans)": 1}

@@ -12,6 +12,9 @@ an export that records no model call is counted as skipped, by what it is:
   `generation`, `response`…). A `generation` span holds a chat-completions call's messages
   and reply, and is read one level down as a traced generation; a `response` span keeps
   only the id of its Responses API call, not what was sent.
+- An OpenTelemetry collector's file export of metrics (`resourceMetrics`) or logs
+  (`resourceLogs`) beside its spans: no request; messages a tracer logs as events are not
+  joined to their spans.
 - Weave's calls (an `op_name` that is a `weave:///` reference): a call of a provider's
   client keeps the body it sent as `inputs` and the reply as `output`, and is read as that
   exchange; a call of the app's own ops that reads as no request is no model call.
@@ -29,6 +32,10 @@ LANGFUSE_TYPES = ("GENERATION", "SPAN", "EVENT", "AGENT", "TOOL", "CHAIN", "RETR
 def skipped_reason(obj: dict[str, Any]) -> str | None:
     """Why a line of a tracer's export holds no request to read, or None when it is none
     of an export's, or a model call with its messages."""
+    if isinstance(obj.get("resourceMetrics"), list):
+        return "OpenTelemetry metrics export (no model call)"
+    if isinstance(obj.get("resourceLogs"), list):
+        return "OpenTelemetry logs export (messages logged as events are not joined to their spans)"
     kind = obj.get("type")
     if kind in LANGFUSE_TYPES and "traceId" in obj:
         return None if kind == "GENERATION" else f"Langfuse {kind} observation (no model call)"
