@@ -1026,9 +1026,14 @@ def test_langsmith_messages_plain_or_serialized_read_alike(tmp_path):
         return [_deepseek_run([user], call, 1) | {"inputs": {"messages": [[form(user)]]}},
                 _deepseek_run([user], answer, 2) | {"inputs": {"messages": [[form(user), form(call), form(result)]]}},
                 _deepseek_run([user], answer, 3) | {"inputs": {"messages": [[form(user), form(result)]]}}]
-    found = [code_lines(json_report(write_records(tmp_path / f"{name}.jsonl", runs(form))))
-             for name, form in (("plain", lambda m: m), ("roles", as_role))]
-    assert found == [[("CTX001", 3)], [("CTX001", 3)]]
+    def as_data(message):  # messages_to_dict
+        return {"type": message["type"], "data": {name: value for name, value in message.items() if name != "type"}}
+
+    def as_type_role(message):  # LangChain's type as the role
+        return {("role" if name == "type" else name): value for name, value in message.items()}
+    forms = (("plain", lambda m: m), ("roles", as_role), ("data", as_data), ("type_roles", as_type_role))
+    found = [code_lines(json_report(write_records(tmp_path / f"{name}.jsonl", runs(form)))) for name, form in forms]
+    assert found == [[("CTX001", 3)]] * 4
     assert code_lines(json_report(write_records(tmp_path / "lc.jsonl", [_deepseek_run([user], call, 1), _deepseek_run([user, call, result], answer, 2),
                                                                          _deepseek_run([user, result], answer, 3)]))) == [("CTX001", 3)]
 
@@ -1081,6 +1086,15 @@ def test_weave_calls_are_read_as_the_exchanges_they_record():
     assert code_lines(report) == [("CTX009", 4)]
     assert report["summary"]["skipped"] == {"Weave call of op get_weather (no model call)": 1, "Weave call of op run_agent (no model call)": 1}
     assert [s["id"] for s in report["sessions"]] == ["0193-trace"]
+
+
+def test_the_v2_apis_capital_run_types_and_thread_id_are_read(tmp_path):
+    user, answer = {"type": "human", "content": "hi"}, {"type": "ai", "content": "Hello."}
+    runs = [_deepseek_run([user], answer, 1) | {"run_type": "LLM", "thread_id": "th-1", "extra": {"invocation_params": {"model": "gpt-4o"}}},
+            _deepseek_run([user], answer, 2) | {"run_type": "CHAIN", "inputs": {}, "thread_id": "th-1"}]
+    report = json_report(write_records(tmp_path / "v2.jsonl", runs))
+    assert [(s["id"], s["requests"]) for s in report["sessions"]] == [("th-1", 1)]
+    assert report["summary"]["skipped"] == {"LangSmith chain run (no model call)": 1}
 
 
 @pytest.mark.parametrize(("error", "codes"), [

@@ -2,8 +2,9 @@
 
 Tracers of LangChain apps (LangSmith, Langfuse's callback handler) record the messages a
 chat model got as LangChain keeps them, not as the integration sent them: serialized
-(`{"lc": 1, "type": "constructor", "id": [..., "AIMessage"], "kwargs": {...}}`), as plain
-dicts with LangChain's `type` (`human`, `ai`, `tool`…), or with a `role` but LangChain's
+(`{"lc": 1, "type": "constructor", "id": [..., "AIMessage"], "kwargs": {...}}`), as
+`messages_to_dict` writes them (`{"type": "ai", "data": {...}}`), as plain dicts with
+LangChain's `type` (`human`, `ai`, `tool`…) or as its role, or with a `role` but LangChain's
 tool calls (`{"name", "args", "id"}`) and `additional_kwargs`. Tool calls are read as the
 JSON arguments the provider got (LangChain sends back the calls it could not parse as
 they came); reasoning kept as content blocks (Anthropic's thinking blocks, LangChain's
@@ -35,7 +36,12 @@ def spelled_by_langchain(messages: list[Any]) -> bool:
     """Whether a recorded message list is LangChain's: a message serialized, typed or with
     tool calls the LangChain way."""
     return any(isinstance(message, dict) and ("lc" in message or (message.get("type") in ROLES and "role" not in message)
-                                              or langchain_calls(message)) for message in messages)
+                                              or langchain_calls(message) or _role_spelled_by_langchain(message)) for message in messages)
+
+
+def _role_spelled_by_langchain(message: dict[str, Any]) -> bool:
+    """A message whose role is LangChain's type (`human`, `ai`), which no provider takes."""
+    return message.get("role") in ("human", "ai")
 
 
 def langchain_calls(message: dict[str, Any]) -> bool:
@@ -91,6 +97,8 @@ def message_fields(raw: Any, pointer: str) -> tuple[str | None, dict[str, Any], 
         names = raw.get("id")
         name = names[-1] if isinstance(names, list) and names and isinstance(names[-1], str) else ""
         return CLASSES.get(name.removesuffix("Chunk"), name), raw["kwargs"], f"{pointer}/kwargs"
+    if isinstance(raw.get("data"), dict) and isinstance(raw.get("type"), str):  # messages_to_dict: {"type", "data": {…}}
+        return raw["type"], raw["data"], f"{pointer}/data"
     return str_or_none(raw.get("type")), raw, pointer
 
 

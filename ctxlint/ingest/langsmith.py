@@ -54,9 +54,9 @@ def session_key(run: dict[str, Any], key_path: str | None) -> str | None:
     metadata names; never the run's own `session_id` (its project)."""
     if key_path:
         value = dotted(run, key_path)
-    else:
+    else:  # the API's own thread_id (derived from the metadata), else the metadata's
         metadata = _metadata(run)
-        value = next((metadata[key] for key in THREAD_KEYS if metadata.get(key) not in (None, "")), None)
+        value = run.get("thread_id") or next((metadata[key] for key in THREAD_KEYS if metadata.get(key) not in (None, "")), None)
     return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) and value != "" else None
 
 
@@ -76,8 +76,8 @@ def _runs(run: dict[str, Any], pointer: str) -> Iterator[tuple[str, dict[str, An
 
 
 def _item(run: dict[str, Any], pointer: str, file: str, line: int, key: str | None, read_body: ReadBody) -> Record | InputProblem | Skipped:
-    if run.get("run_type") != "llm":
-        return Skipped(file, line, f"LangSmith {run.get('run_type')} run (no model call)")
+    if str(run.get("run_type")).lower() != "llm":  # the v2 API spells the types in capitals
+        return Skipped(file, line, f"LangSmith {str(run.get('run_type')).lower()} run (no model call)")
     inputs = run.get("inputs")
     timestamp = iso_seconds(run["start_time"]) if isinstance(run.get("start_time"), str) else None
     if isinstance(inputs, dict) and _is_body(inputs):  # an SDK call's body, traced as it was sent
