@@ -29,6 +29,7 @@ exports it (`{"info": …, "data": {"spans": […]}}`) is a line of spans.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 import orjson
@@ -266,20 +267,39 @@ def _semconv(attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str], di
     return messages, origins, reply
 
 
-def _from_parts(role: Any, parts: Any) -> list[dict[str, Any]]:
-    """One semantic-conventions message as chat messages: the message, or a tool message
-    per tool_call_response part."""
+@dataclass(frozen=True, slots=True)
+class Spelling:
+    """How a tracer's message parts name what they hold."""
+
+    text: str  # the member of a text (and reasoning) part that holds its text
+    call: str  # a tool call part's type, and its members: id, name, arguments (first found)
+    call_id: str
+    call_name: str
+    call_arguments: tuple[str, ...]
+    result: str  # a tool result part's type, and its members: the call's id, the result (first found)
+    result_id: str
+    result_value: tuple[str, ...]
+
+
+SEMCONV_PARTS = Spelling("content", "tool_call", "id", "name", ("arguments",), "tool_call_response", "id", ("response",))
+AI_SDK_PARTS = Spelling("text", "tool-call", "toolCallId", "toolName", ("args", "input"), "tool-result", "toolCallId", ("result", "output"))
+
+
+def _from_parts(role: Any, parts: Any, spelling: Spelling = SEMCONV_PARTS) -> list[dict[str, Any]]:
+    """One message of parts as chat messages: the message, or a tool message per tool
+    result part."""
     parts = _dicts(parts)
-    results = [{"role": "tool", "tool_call_id": _id(part.get("id")), "content": _as_text(part.get("response"))}
-               for part in parts if part.get("type") == "tool_call_response"]
-    said = [part for part in parts if part.get("type") != "tool_call_response"]
+    results = [{"role": "tool", "tool_call_id": _id(part.get(spelling.result_id)), "content": _as_text(_first(part, spelling.result_value))}
+               for part in parts if part.get("type") == spelling.result]
+    said = [part for part in parts if part.get("type") != spelling.result]
     if results and not said:
         return results
-    calls = [_call(part.get("id"), part.get("name"), part.get("arguments")) for part in said if part.get("type") == "tool_call"]
-    content = _texts([part for part in said if part.get("type") not in ("tool_call", "reasoning")])
+    calls = [_call(part.get(spelling.call_id), part.get(spelling.call_name), _first(part, spelling.call_arguments))
+             for part in said if part.get("type") == spelling.call]
+    content = _texts([part for part in said if part.get("type") != spelling.call and "reasoning" not in str(part.get("type"))], spelling.text)
     message: dict[str, Any] = {"role": role if isinstance(role, str) else "user",
                                "content": content if content or role != "assistant" else None}
-    reasoning = "".join(str(part.get("content") or "") for part in said if part.get("type") == "reasoning")
+    reasoning = "".join(str(part.get(spelling.text) or "") for part in said if part.get("type") == "reasoning")
     if reasoning:
         message["reasoning_content"] = reasoning
     if calls:
@@ -287,10 +307,14 @@ def _from_parts(role: Any, parts: Any) -> list[dict[str, Any]]:
     return [message, *results]
 
 
-def _texts(parts: list[dict[str, Any]]) -> Any:
+def _first(part: dict[str, Any], names: tuple[str, ...]) -> Any:
+    return next((part[name] for name in names if name in part), None)
+
+
+def _texts(parts: list[dict[str, Any]], text: str = "content") -> Any:
     """Text parts as a message's content: one text as a string, else content parts (media
     parts as the image or file they name)."""
-    texts = [str(part.get("content") or "") for part in parts if part.get("type") == "text"]
+    texts = [str(part.get(text) or "") for part in parts if part.get("type") == "text"]
     media = [part for part in parts if part.get("type") != "text"]
     if not media:
         return texts[0] if len(texts) == 1 else "".join(texts)
@@ -333,29 +357,10 @@ def _ai_sdk(attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str], dic
 
 
 def _from_ai_sdk(role: Any, content: Any) -> list[dict[str, Any]]:
-    """One AI SDK message as chat messages: its text, reasoning and tool-call parts as one
-    message, a tool message per tool-result part."""
-    if not isinstance(content, list):
-        return [{"role": role if isinstance(role, str) else "user", "content": content if isinstance(content, str) else _as_text(content)}]
-    parts = _dicts(content)
-    results = [{"role": "tool", "tool_call_id": _id(part.get("toolCallId")), "content": _as_text(part.get("result", part.get("output")))}
-               for part in parts if part.get("type") == "tool-result"]
-    if role == "tool":
-        return results
-    texts = [str(part.get("text") or "") for part in parts if part.get("type") == "text"]
-    media = [part for part in parts if part.get("type") in ("image", "file")]
-    message: dict[str, Any] = {"role": role if isinstance(role, str) else "user",
-                               "content": ("".join(texts) or None) if not media else
-                               [{"type": "text", "text": text} for text in texts] + [{"type": "image_url", "image_url": {"url": ""}} for _ in media]}
-    reasoning = "".join(str(part.get("text") or "") for part in parts if part.get("type") == "reasoning")
-    if reasoning:
-        message["reasoning_content"] = reasoning
-    calls = [_call(part.get("toolCallId"), part.get("toolName"), part.get("args", part.get("input"))) for part in parts if part.get("type") == "tool-call"]
-    if calls:
-        message["tool_calls"] = calls
-    if message["content"] is None and role != "assistant":
-        message["content"] = ""
-    return [message, *results]
+    """One AI SDK message as chat messages: a string content as it is, parts as parts are."""
+    if isinstance(content, list):
+        return _from_parts(role, content, AI_SDK_PARTS)
+    return [{"role": role if isinstance(role, str) else "user", "content": content if isinstance(content, str) else _as_text(content)}]
 
 
 # -- flattened attributes: OpenLLMetry's indexed ones, OpenInference's ---------------------------
