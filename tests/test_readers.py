@@ -1117,3 +1117,9 @@ def test_an_mlflow_trace_is_read_span_by_span():
     assert report["summary"]["token_counters"] == {"server": 2}
     one_span = {"name": "c", "span_id": "s1", "attributes": {"mlflow.spanType": '"CHAT_MODEL"', "mlflow.spanInputs": '"hello"'}}
     assert json_report("-", input=orjson.dumps(one_span))["summary"]["skipped"] == {"MLflow model-call span whose inputs are no chat request body": 1}
+
+
+def test_an_apps_own_record_with_a_run_type_is_not_taken_for_a_langsmith_run(tmp_path):
+    line = {"run_type": "nightly", "trace_id": "t1", "inputs": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}}
+    report = json_report(write_records(tmp_path / "own.jsonl", [line]))
+    assert report["summary"]["records"] == 1 and report["summary"]["skipped"] == {} and report["findings"] == []

@@ -33,6 +33,7 @@ from ctxlint.ingest.source_map import BodyProblem, SourceMap, member_pointers
 NAME = "LangSmith run"
 # Members a LangSmith run has beside `run_type` and `inputs` (any one tells it from an app's record)
 RUN_MEMBERS = ("trace_id", "dotted_order", "parent_run_id", "child_runs", "extra", "serialized")
+RUN_TYPES = ("llm", "chain", "tool", "retriever", "embedding", "prompt", "parser")  # LangSmith's, in either case
 THREAD_KEYS = ("thread_id", "session_id", "conversation_id")  # in the run's metadata, as LangSmith groups threads
 MODEL_PARAMS = ("model", "model_name", "model_id", "azure_deployment", "deployment_name")
 NOT_SETTINGS = ("tools", "functions", "messages", "stream", *MODEL_PARAMS)  # invocation params that are not request settings
@@ -45,8 +46,8 @@ PROVIDER_ERROR = re.compile(r"Error code: \d{3}|\b\w*(?:APIError|APIStatusError|
 
 def holds_runs(obj: Any) -> bool:
     """Whether a parsed line is a LangSmith run (with its child runs, if exported as a tree)."""
-    return isinstance(obj, dict) and isinstance(obj.get("run_type"), str) and "inputs" in obj and any(
-        name in obj for name in RUN_MEMBERS)
+    return isinstance(obj, dict) and isinstance(obj.get("run_type"), str) and obj["run_type"].lower() in RUN_TYPES \
+        and "inputs" in obj and any(name in obj for name in RUN_MEMBERS)
 
 
 def session_key(run: dict[str, Any], key_path: str | None) -> str | None:
