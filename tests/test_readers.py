@@ -1123,3 +1123,20 @@ def test_an_apps_own_record_with_a_run_type_is_not_taken_for_a_langsmith_run(tmp
     line = {"run_type": "nightly", "trace_id": "t1", "inputs": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}}
     report = json_report(write_records(tmp_path / "own.jsonl", [line]))
     assert report["summary"]["records"] == 1 and report["summary"]["skipped"] == {} and report["findings"] == []
+
+
+def test_posthog_ai_generation_events_are_read_and_its_other_events_skipped(tmp_path):
+    """PostHog keeps a model call's messages, tools, reply and counts in a $ai_generation
+    event's properties: read as a traced generation in its $ai_session_id, findings pointing
+    into $ai_input; the product's other events and the $ai_span events are skipped."""
+    log = str(READERS / "posthog_ai_events_call_turn_dropped.jsonl")
+    report = json_report(log)
+    assert [(f["code"], f["line"], f["session"], f["pointer"]) for f in report["findings"]] == [
+        ("CTX001", 5, "billing-81", "/properties/$ai_input/2"), ("CTX016", 5, "billing-81", "/properties/$ai_input/3")]
+    assert report["summary"]["skipped"] == {"PostHog $ai_span event (no model call)": 1, "PostHog $pageview event (no model call)": 1}
+    assert report["summary"]["token_counters"] == {"server": 3}
+    by_user = json_report(log, "--session-key", "distinct_id")
+    assert [s["id"] for s in by_user["sessions"]] == ["user-81"]
+    failed = {"event": "$ai_generation", "distinct_id": "u", "properties": {"$ai_model": "gpt-4o", "$ai_input": [{"role": "user", "content": "hi"}],
+                                                                            "$ai_is_error": True, "$ai_error": "Rate limit reached (429)"}}
+    assert code_lines(json_report(write_records(tmp_path / "failed.jsonl", [failed]))) == [("CTX022", 1)]

@@ -11,7 +11,7 @@ from urllib.parse import unquote
 import orjson
 
 from ctxlint.chat import dotted, json_type, str_or_none
-from ctxlint.ingest import anthropic, converse, gemini, langchain, langsmith, ollama, openai_responses, otel, trace_exports
+from ctxlint.ingest import anthropic, converse, gemini, langchain, langsmith, ollama, openai_responses, otel, posthog, trace_exports
 from ctxlint.ingest.call_ids import numbered_reply
 from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, iso_seconds, too_deep
@@ -418,6 +418,13 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         return BatchOutput(file, line, obj["custom_id"], parsed or Response())
     if "messages" not in obj and _traced_generation(obj):
         return _generation_record(obj, file, line, session_key_path, within)
+    if posthog.is_event(obj):
+        generation = posthog.as_generation(obj)
+        if generation is None:
+            return Skipped(file, line, posthog.skipped_reason(obj))
+        if session_key_path:  # the path names a member of the event, not of the generation it holds
+            generation["session_id"], generation["trace_id"] = _session_key(obj, session_key_path), None
+        return _generation_record(generation, file, line, None, f"{within}/properties", posthog.INPUT)
     other_call = _other_litellm_call(obj)
     if other_call is not None:
         return Skipped(file, line, f"not chat-completions: LiteLLM {other_call} call")
@@ -532,18 +539,20 @@ def _traced_generation(obj: dict[str, Any]) -> bool:
         "output" in obj and all(isinstance(item, dict) and "type" not in item and isinstance(item.get("role"), str) for item in items))
 
 
-def _generation_record(obj: dict[str, Any], file: str, line: int, session_key_path: str | None, within: str) -> Record | InputProblem | Skipped:
+def _generation_record(obj: dict[str, Any], file: str, line: int, session_key_path: str | None, within: str,
+                       input_name: str = "input") -> Record | InputProblem | Skipped:
     """The request a traced generation stands for: its model, its input as the messages,
     its tools and model parameters; its output as the reply. A span that names no model
     beside its input keeps the call's parameters as its metadata (Braintrust's: the model,
-    the tools, the settings), and its reply's choices as its output."""
+    the tools, the settings), and its reply's choices as its output. Findings point at the
+    input as `within` and `input_name` place it in the line (PostHog's `/properties/$ai_input`)."""
     body: dict[str, Any] = {"model": obj.get("model"), "messages": obj["input"]}
     body.update({name: obj[name] for name in ("tools", *SETTINGS_APART) if name in obj})
-    source_map, fields = kept_in_place(obj["input"], f"{within}/input"[1:]), {}
+    source_map, fields = kept_in_place(obj["input"], f"{within}/{input_name}"[1:]), {}
     parameters = obj.get("metadata")
     if langchain.spelled_by_langchain(obj["input"]):  # Langfuse's LangChain handler keeps LangChain's messages
         try:
-            body["messages"], origins = langchain.chat_messages(obj["input"], f"{within}/input")
+            body["messages"], origins = langchain.chat_messages(obj["input"], f"{within}/{input_name}")
         except BodyProblem as problem:
             return InputProblem(file, line, f"LangChain messages: {problem}", problem.pointer)
         source_map = SourceMap(origins, reasoning=None)
