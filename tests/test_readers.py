@@ -1140,3 +1140,17 @@ def test_posthog_ai_generation_events_are_read_and_its_other_events_skipped(tmp_
     failed = {"event": "$ai_generation", "distinct_id": "u", "properties": {"$ai_model": "gpt-4o", "$ai_input": [{"role": "user", "content": "hi"}],
                                                                             "$ai_is_error": True, "$ai_error": "Rate limit reached (429)"}}
     assert code_lines(json_report(write_records(tmp_path / "failed.jsonl", [failed]))) == [("CTX022", 1)]
+
+
+def test_a_traced_generation_of_anthropic_blocks_is_read_as_a_messages_body(tmp_path):
+    """A trace that keeps Claude's messages as the Messages API's blocks (tool_use,
+    tool_result) is read as that body, its findings pointing into it."""
+    call = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}]}
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "18C"}]}
+    user = {"role": "user", "content": "Weather in Paris?"}
+    lines = [{"model": "claude-sonnet-4-5", "input": [user, call, result], "output": "18C.", "traceId": "t"},
+             {"event": "$ai_generation", "distinct_id": "u",
+              "properties": {"$ai_model": "claude-sonnet-4-5", "$ai_input": [user, result], "$ai_session_id": "s",
+                             "$ai_output_choices": [{"role": "assistant", "content": [{"type": "text", "text": "18C."}]}]}}]
+    report = json_report(write_records(tmp_path / "claude.jsonl", lines))
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX001", 2, "/messages/1/content/0")]

@@ -359,7 +359,9 @@ def history_held_by_provider(body: dict[str, Any], responses: bool) -> str | Non
 
 def translated_record(api: Any, body: dict[str, Any], file: str, line: int, shape: str, pointer_base: str, **fields: Any) -> Record | InputProblem:
     """The record of a body of another API (a module: ingest.anthropic, ingest.openai_responses):
-    its normalized request, and the map back into the body."""
+    its normalized request, and the map back into the body (which stands for any map the
+    caller had: a trace's messages in Anthropic's blocks are pointed at in the body they make)."""
+    fields.pop("source_map", None)
     try:
         request, source_map = api.to_chat(body)
     except BodyProblem as problem:
