@@ -1154,3 +1154,17 @@ def test_a_traced_generation_of_anthropic_blocks_is_read_as_a_messages_body(tmp_
                              "$ai_output_choices": [{"role": "assistant", "content": [{"type": "text", "text": "18C."}]}]}}]
     report = json_report(write_records(tmp_path / "claude.jsonl", lines))
     assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX001", 2, "/messages/1/content/0")]
+
+
+def test_settings_logged_apart_from_a_messages_body_are_its_settings(tmp_path):
+    """A trace that keeps Claude's messages as blocks and the call's settings apart
+    (Langfuse's modelParameters): the thinking switch is the request's, as in a chat body."""
+    story = [{"role": "user", "content": "Write a long story about a lighthouse keeper."},
+             {"role": "assistant", "content": [{"type": "thinking", "thinking": "Three parts.", "signature": "EqQBCkYIBRgCKkBx"},
+                                               {"type": "text", "text": "Part one."}]}]
+    lines = [{"model": "claude-sonnet-4-5", "input": story, "output": "Part two.", "traceId": "on",
+              "modelParameters": {"max_tokens": 16000, "thinking": {"type": "enabled", "budget_tokens": 4000}}},
+             {"model": "claude-fable-5", "input": story[:1], "output": "Part one.", "traceId": "off",
+              "modelParameters": {"thinking": {"type": "disabled"}}}]
+    report = json_report(write_records(tmp_path / "apart.jsonl", lines))
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX005", 2, "/modelParameters/thinking/type")]

@@ -272,18 +272,19 @@ def _described(body: Any) -> str:
 def body_record(body: Any, file: str, line: int, shape: str, pointer_base: str, reused: int = 0, **fields: Any) -> Record | InputProblem | Skipped:
     if not isinstance(body, dict):
         return InputProblem(file, line, f"request body is {_described(body)}, not an object", pointer_base or "/")
-    if converse.is_converse_body(body):  # before Anthropic's: its blocks carry no `type`, its system may be top-level
-        return translated_record(converse, body, file, line, shape, pointer_base, **fields)
-    if is_anthropic_body(body, reused):
-        return translated_record(anthropic, body, file, line, shape, pointer_base, **fields)
-    responses = openai_responses.is_responses_body(body)
-    held = history_held_by_provider(body, responses)
-    if held is not None:
-        return Skipped(file, line, held)
-    if responses:
-        return translated_record(openai_responses, body, file, line, shape, pointer_base, **fields)
-    if gemini.is_gemini_body(body):
-        return translated_record(gemini, body, file, line, shape, pointer_base, **fields)
+    apart = None  # the settings a logger kept apart are the request's, whatever its API
+    if any(isinstance(body.get(member), dict) for member in SETTINGS_APART):
+        body, apart = sent_body(body)
+    translated = (converse if converse.is_converse_body(body)  # before Anthropic's: its blocks carry no `type`, its system may be top-level
+                  else anthropic if is_anthropic_body(body, reused) else None)
+    if translated is None:
+        responses = openai_responses.is_responses_body(body)
+        held = history_held_by_provider(body, responses)
+        if held is not None:
+            return Skipped(file, line, held)
+        translated = openai_responses if responses else gemini if gemini.is_gemini_body(body) else None
+    if translated is not None:
+        return translated_record(translated, body, file, line, shape, pointer_base, apart, **fields)
     if ollama.is_ollama_body(body):
         body, reused = _ollama_body(body, fields), 0
     if isinstance(body.get("messages"), list):
@@ -291,8 +292,7 @@ def body_record(body: Any, file: str, line: int, shape: str, pointer_base: str, 
     problem = schema_problem(body, file, line, pointer_base, reused)
     if problem is not None:
         return problem
-    if any(isinstance(body.get(member), dict) for member in SETTINGS_APART):
-        body, apart = sent_body(body)
+    if apart is not None:
         kept = fields.get("source_map")
         fields["source_map"] = apart if kept is None else replace(kept, settings={**kept.settings, **apart.settings})
     return Record(file=file, line=line, shape=shape, request=body, **fields)
@@ -357,15 +357,19 @@ def history_held_by_provider(body: dict[str, Any], responses: bool) -> str | Non
     return None
 
 
-def translated_record(api: Any, body: dict[str, Any], file: str, line: int, shape: str, pointer_base: str, **fields: Any) -> Record | InputProblem:
+def translated_record(api: Any, body: dict[str, Any], file: str, line: int, shape: str, pointer_base: str,
+                      apart: SourceMap | None = None, **fields: Any) -> Record | InputProblem:
     """The record of a body of another API (a module: ingest.anthropic, ingest.openai_responses):
     its normalized request, and the map back into the body (which stands for any map the
-    caller had: a trace's messages in Anthropic's blocks are pointed at in the body they make)."""
+    caller had: a trace's messages in Anthropic's blocks are pointed at in the body they
+    make), with where the settings logged `apart` from it were."""
     fields.pop("source_map", None)
     try:
         request, source_map = api.to_chat(body)
     except BodyProblem as problem:
         return InputProblem(file, line, f"{api.NAME} body: {problem}", pointer_base + problem.pointer)
+    if apart is not None:
+        source_map = replace(source_map, settings={**source_map.settings, **apart.settings})
     INTERNER.intern(request["messages"])
     if api is gemini:  # its reply's unnamed calls are numbered after the request's
         fields["response"] = numbered_reply(request["messages"], fields.get("response"))
