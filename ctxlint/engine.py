@@ -84,10 +84,12 @@ def _turn_key(identity: tuple, message: dict[str, Any]) -> tuple:
     return (*identity, hash(tuple(map(call_made, tool_calls_of(message))))) if identity[:2] == ("assistant", "calls") else identity
 
 
-def thinking_enabled(request: dict[str, Any], profile: Profile, replied_with_reasoning: bool = False) -> bool | None:
+def thinking_enabled(request: dict[str, Any], profile: Profile, replied_with_reasoning: bool = False,
+                     settings_recorded: bool = True) -> bool | None:
     """Whether the request runs the model in thinking mode: True, False, or None (unknown).
     Where the request does not say, a logged reply that carries reasoning says it thought
-    (a host may switch thinking on by default where the maker's API does not)."""
+    (a host may switch thinking on by default where the maker's API does not); else the
+    model's default, where the log records the request's settings at all."""
     if profile.thinking_mode == "always":
         return True
     if profile.thinking_mode == "never":
@@ -111,7 +113,7 @@ def thinking_enabled(request: dict[str, Any], profile: Profile, replied_with_rea
         return False
     if replied_with_reasoning:
         return True
-    if profile.thinking_mode == "toggle":
+    if profile.thinking_mode == "toggle" and settings_recorded:
         return profile.thinking_default
     return None
 
@@ -368,7 +370,8 @@ class TurnContext:
     @cached_property
     def thinking(self) -> bool | None:
         reply = self.turn.response_message
-        return thinking_enabled(self.request, self.profile, reply is not None and any(returned_reasoning(reply)))
+        return thinking_enabled(self.request, self.profile, reply is not None and any(returned_reasoning(reply)),
+                                self.turn.record.settings_recorded)
 
     @cached_property
     def counting_error(self) -> float:

@@ -1168,3 +1168,27 @@ def test_settings_logged_apart_from_a_messages_body_are_its_settings(tmp_path):
               "modelParameters": {"thinking": {"type": "disabled"}}}]
     report = json_report(write_records(tmp_path / "apart.jsonl", lines))
     assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX005", 2, "/modelParameters/thinking/type")]
+
+
+def test_a_switch_a_trace_does_not_show_is_unknown_not_the_models_default(tmp_path):
+    """A traced generation keeps the call's settings as far as its tracer took them: GLM's
+    thinking switch sent in extra_body is not there, so a tool-call turn without reasoning is
+    no defect unless the model's reply showed reasoning the app then dropped; a Claude
+    prefill with thinking blocks is not judged against a switch the trace does not show;
+    CTX014 cannot tell a forced output tool from a lost tool list."""
+    user = {"role": "user", "content": "Weather in Paris?"}
+    call = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]}
+    result = {"role": "tool", "tool_call_id": "c1", "content": "18C"}
+    reasoned = {**call, "reasoning_content": "Call the tool."}
+
+    def generation(session, messages, output):
+        return {"model": "glm-4.6", "input": messages, "output": output, "sessionId": session}
+    lines = [generation("off", [user], call), generation("off", [user, call, result], "18C."),
+             generation("on", [user], reasoned), generation("on", [user, call, result], "18C.")]
+    report = json_report(write_records(tmp_path / "glm.jsonl", lines))
+    assert [(f["code"], f["line"], f["session"]) for f in report["findings"]] == [("CTX004", 4, "on")]
+    assert report["coverage"]["CTX014"]["not_judged"] == {"the log does not record the request's settings": 4}
+    prefill = {"model": "claude-sonnet-4-5", "sessionId": "p", "output": "Part two.", "input": [
+        {"role": "user", "content": "Write a story."},
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "Three parts.", "signature": "EqQB"}, {"type": "text", "text": "Part one."}]}]}
+    assert json_report(write_records(tmp_path / "claude.jsonl", [prefill]))["findings"] == []

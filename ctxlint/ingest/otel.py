@@ -186,7 +186,7 @@ def _item(span: dict[str, Any], pointer: str, resource: dict[str, Any], file: st
     return Record(file=file, line=line, shape="otel", request=body, response=_response(reply, attrs, span),
                   session_key=_session(attrs, resource, session_key_path), timestamp=_start(span),
                   source_map=SourceMap(origins, reasoning="reasoning part" if dialect in (_semconv, _ai_sdk) else None),
-                  reasoning_recorded=recorded)
+                  reasoning_recorded=recorded, settings_recorded=False)
 
 
 def _mlflow_item(span: dict[str, Any], pointer: str, attrs: dict[str, Any], resource: dict[str, Any], file: str, line: int,

@@ -63,6 +63,9 @@ class Record:
     # False when the log does not record the reasoning a request sent back (a tracer's span
     # that keeps only text and calls): the rules that judge reasoning cannot judge it
     reasoning_recorded: bool = True
+    # False when the log does not record the request's settings (a tracer's span or event
+    # that keeps the messages alone): a thinking switch it does not show is unknown, not off
+    settings_recorded: bool = True
 
     def label(self, index: int) -> str:
         """How findings name message `index`: as the body that was sent numbers it."""

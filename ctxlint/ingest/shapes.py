@@ -554,7 +554,8 @@ def _generation_record(obj: dict[str, Any], file: str, line: int, session_key_pa
     input as `within` and `input_name` place it in the line (PostHog's `/properties/$ai_input`)."""
     body: dict[str, Any] = {"model": obj.get("model"), "messages": obj["input"]}
     body.update({name: obj[name] for name in ("tools", *SETTINGS_APART) if name in obj})
-    source_map, fields = kept_in_place(obj["input"], f"{within}/{input_name}"[1:]), {}
+    # a trace keeps the call's settings as far as its tracer took them: a switch it does not show is unknown
+    source_map, fields = kept_in_place(obj["input"], f"{within}/{input_name}"[1:]), {"settings_recorded": False}
     parameters = obj.get("metadata")
     if langchain.spelled_by_langchain(obj["input"]):  # Langfuse's LangChain handler keeps LangChain's messages
         try:
@@ -566,6 +567,7 @@ def _generation_record(obj: dict[str, Any], file: str, line: int, session_key_pa
         fields["reasoning_recorded"] = langchain.reasoning_recorded(provider, body["messages"])
     if body["model"] is None and isinstance(parameters, dict) and isinstance(parameters.get("model"), str):
         body.update({name: value for name, value in parameters.items() if body.get(name) is None})
+        fields["settings_recorded"] = True  # Braintrust keeps every argument of the call
         source_map = replace(source_map, settings={pointer: f"{within}/metadata{pointer}" for pointer in member_pointers(parameters)})
     return body_record(body, file, line, "bare", "", response=_traced_reply(obj), source_map=source_map,
                    session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj), **fields)

@@ -89,7 +89,7 @@ class Rule:
     scope: ClassVar[str] = "request"
     remediation: ClassVar[str]
     options: ClassVar[dict[str, Any]] = {}
-    # What a judgment depends on (window, thinking_profile, chain, previous_response, reasoning, tokens),
+    # What a judgment depends on (window, thinking_profile, chain, previous_response, reasoning, settings, tokens),
     # so the coverage report can say which requests could not be judged, and why.
     needs: ClassVar[tuple[str, ...]] = ()
     # An app's way of storing or assembling history that, once wrong, is wrong again at each
@@ -119,6 +119,8 @@ class Rule:
                 return "no response logged for the previous request"
             if need == "reasoning" and not ctx.turn.record.reasoning_recorded:
                 return "the log does not record the reasoning sent back"
+            if need == "settings" and not ctx.turn.record.settings_recorded:
+                return "the log does not record the request's settings"
         return None
 
     def caveat(self, ctx: "TurnContext") -> str | None:

@@ -31,7 +31,8 @@ class DisabledThinkingFlag(Rule):
     through a gateway), a `budget_tokens` under 1,024, or a request that ends with an
     assistant prefill of text (Claude wants the final assistant message to open with a
     thinking block); and, with thinking off, a final assistant message that carries
-    thinking blocks.
+    thinking blocks (off by the switch, or by the model's default where the log records
+    the request's settings: a tracer's span or event does not).
 
     ## Why is this bad?
     Apps keep sending the switch they wrote for an older model after they move to a
@@ -112,6 +113,7 @@ def _final_assistant_against_the_switch(ctx, switched_on: str | None) -> Violati
             return None
         said = f"opening with no thinking block while thinking is on (thinking.type {_as_sent(switched_on)}); drop the prefill, or turn thinking off"
     elif switched_on == "disabled" or (switched_on is None and profile.thinking_mode == "toggle" and not profile.thinking_default
+                                       and ctx.turn.record.settings_recorded
                                        and not any(setting in ctx.request for setting in OTHER_THINKING_SWITCHES)):
         if not thinks:
             return None

@@ -36,7 +36,9 @@ class UndeclaredTool(Rule):
     another agent is another system prompt, not a rewrite of the same one. Nor is a
     request that forces a call of the tools it offers (`tool_choice` required, any or a
     named tool): frameworks offer only their output tool at the last step to get a
-    structured answer, with the calls of the run's other tools in the history. Nor is a
+    structured answer, with the calls of the run's other tools in the history (a log that
+    does not record the request's settings, a tracer's span or event, is not judged: the
+    `tool_choice` it does not show may force one). Nor is a
     call its tool answered with an error (an Anthropic `is_error` result, or a result
     that reports an error): the app refused a name the model made up, and the model
     sees that the tool does not exist (pydantic-ai answers "Unknown tool name"). Nor is a
@@ -59,6 +61,7 @@ class UndeclaredTool(Rule):
     code = "CTX014"
     name = "undeclared-tool"
     severity = "error"
+    needs = ("settings",)  # a tool_choice the log does not show may force the one tool a step offers
     remediation = "Declare every tool the history calls in the request's tools, or summarize retired and other agents' calls as text."
 
     def check(self, ctx) -> Iterable[Violation]:

@@ -77,7 +77,8 @@ class Turn:
         request: dict[str, Any] = {"messages": [_slim_message(message) for message in record.messages]}
         if "tools" in record.request:
             request["tools"] = record.request["tools"]
-        slim = Record(record.file, record.line, record.shape, request, slim_response, record.session_key, seq=record.seq)
+        slim = Record(record.file, record.line, record.shape, request, slim_response, record.session_key, seq=record.seq,
+                      reasoning_recorded=record.reasoning_recorded, settings_recorded=record.settings_recorded)
         return Turn(self.number, slim, self.identities, self.shared, self._response_identity)
 
     def content_hash(self) -> str:
