@@ -200,7 +200,7 @@ class SessionCheck:
     the reasoning ledger, the replies that were cut off, the defects reported."""
 
     __slots__ = ("summary", "first_line", "opening", "previous", "ledger", "reported", "judged", "pending", "settings", "fingerprint_base",
-                 "greeting", "cut_off", "summaries", "refused", "history_cut", "thread", "tools_offered", "recurring")
+                 "greeting", "unfinished", "summaries", "refused", "history_cut", "thread", "tools_offered", "recurring")
 
     def __init__(self, session_id: str, file: str, explicit_key: bool, first: int) -> None:
         self.summary = SessionSummary(session_id, file, explicit_key, first)
@@ -221,7 +221,7 @@ class SessionCheck:
         self.fingerprint_base: str | None = None
         # identities of replies the session got cut off (finish_reason length) or paused
         # (Anthropic's pause_turn): the next reply may continue them (CTX024, CTX025)
-        self.cut_off: frozenset[tuple] = frozenset()
+        self.unfinished: frozenset[tuple] = frozenset()
         self.summaries: frozenset[tuple] = frozenset()  # identities of messages put in place of cut history (CTX003)
         self.refused: frozenset[tuple] = frozenset()  # identities of user messages whose request got an error reply (CTX003)
         # a request has left out messages of the one before: the app trims or folds its history
@@ -570,7 +570,7 @@ class Engine:
             session.history_cut = bool(ctx.transition.left_out(ctx.previous.identities))
         self._learn(session.ledger, turn, ctx.profile.id if ctx.profile.known else None)
         if record.response is not None and record.response.finish_reason in UNFINISHED and turn.response_message is not None:
-            session.cut_off |= {turn.response_identity()}
+            session.unfinished |= {turn.response_identity()}
         session.previous = turn
         session.judged = judged
         session.recurring = (live, stored)

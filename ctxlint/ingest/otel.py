@@ -161,14 +161,15 @@ def _item(span: dict[str, Any], pointer: str, resource: dict[str, Any], file: st
         return _mlflow_item(span, pointer, attrs, resource, file, line, session_key_path, read_body)
     if attrs.get("ai.operationId") in AI_SDK_CALLS:
         return Skipped(file, line, "Vercel AI SDK call span (the spans of its steps hold the requests)")
-    attrs = _with_content_events(span, attrs)
+    events = _content_events(span, pointer)
+    attrs = {**attrs, **{name: value for name, (value, _) in events.items()}}  # read as attributes under the events' names
     dialect = _dialect(attrs)
     if dialect is None:
         if attrs.get("gen_ai.operation.name") in MODEL_CALLS or any(key in attrs for key in MODEL_KEYS):
             return Skipped(file, line, "OpenTelemetry model-call span recorded without its messages (content capture off)")
         return Skipped(file, line, "OpenTelemetry span of no model call (an agent's, a tool's)")
     messages, origins_of, reply = dialect(attrs)
-    where = {**_attribute_pointers(span, pointer), **_content_event_pointers(span, pointer)}
+    where = {**_attribute_pointers(span, pointer), **{name: at for name, (_, at) in events.items()}}
     body: dict[str, Any] = {"model": next((attrs[key] for key in MODEL_KEYS if isinstance(attrs.get(key), str)), None),
                             "messages": messages}
     tools = _tools(attrs)
@@ -215,34 +216,23 @@ def _dialect(attrs: dict[str, Any]) -> Any:
     if AI_SDK_INPUT in attrs:
         return _ai_sdk
     if PROMPT_EVENT in attrs:
-        return _content_events
+        return _event_messages
     return None
 
 
-def _content_event_pointers(span: dict[str, Any], pointer: str) -> dict[str, str]:
-    """A content event's name -> the JSON pointer of the messages it holds."""
+def _content_events(span: dict[str, Any], pointer: str) -> dict[str, tuple[Any, str]]:
+    """The messages the span's content events hold (the semantic conventions' earlier
+    `gen_ai.content.prompt` / `gen_ai.content.completion` events, whose `gen_ai.prompt` /
+    `gen_ai.completion` attribute is the JSON of what was sent and said): event name ->
+    (that value, its JSON pointer)."""
     found = {}
     for index, event in enumerate(_list(span.get("events"))):
         if isinstance(event, dict) and event.get("name") in (PROMPT_EVENT, COMPLETION_EVENT):
             key = "gen_ai.prompt" if event["name"] == PROMPT_EVENT else "gen_ai.completion"
-            at = _attribute_pointers(event, f"{pointer}/events/{index}").get(key)
-            if at is not None:
-                found[event["name"]] = at
-    return found
-
-
-def _with_content_events(span: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
-    """The span's attributes, and the messages its content events hold (the semantic
-    conventions' earlier `gen_ai.content.prompt` / `gen_ai.content.completion` events, whose
-    `gen_ai.prompt` / `gen_ai.completion` attribute is the JSON of what was sent and said)
-    under the events' names."""
-    for event in _dicts(span.get("events")):
-        name = event.get("name")
-        if name in (PROMPT_EVENT, COMPLETION_EVENT):
-            value = attributes(event.get("attributes")).get("gen_ai.prompt" if name == PROMPT_EVENT else "gen_ai.completion")
+            value = attributes(event.get("attributes")).get(key)
             if value is not None:
-                attrs = {**attrs, name: value}
-    return attrs
+                found[event["name"]] = (value, _attribute_pointers(event, f"{pointer}/events/{index}").get(key, pointer or "/"))
+    return found
 
 
 # -- the semantic conventions' JSON messages -----------------------------------------------------
@@ -324,7 +314,7 @@ def _texts(parts: list[dict[str, Any]], text: str = "content") -> Any:
 
 # -- content events: the JSON of the chat messages sent and said ----------------------------------
 
-def _content_events(attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str], dict[str, Any] | None]:
+def _event_messages(attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str], dict[str, Any] | None]:
     sent = _json(attrs[PROMPT_EVENT])
     messages = [message for message in _dicts(sent if isinstance(sent, list) else [sent]) if isinstance(message.get("role"), str)]
     said = _json(attrs.get(COMPLETION_EVENT))

@@ -51,7 +51,7 @@ class ConsecutiveAssistantMessages(Rule):
                     and not different_participants(ctx.messages[index - 1], ctx.messages[index]) \
                     and not _hands_back(ctx.messages[index]) and not _calls_unanswered(ctx.messages, index - 1) \
                     and not summary_message(ctx.messages[index - 1]) \
-                    and ctx.turn.identities[index - 1] not in ctx.session.cut_off:
+                    and ctx.turn.identities[index - 1] not in ctx.session.unfinished:
                 yield Violation(
                     f"messages {ctx.label(index - 1)} and {ctx.label(index)} are both assistant messages",
                     key=(ctx.turn.identities[index - 1], ctx.turn.identities[index]), message_index=index, pointer=f"/messages/{index}", stands_at=index - 1,

@@ -56,7 +56,7 @@ class RepairedHistory(Rule):
                 role_of(message) == "user" and text.strip().lower() == CONTINUE_FILLER
                 and (index == opening
                      or (0 < index < len(messages) - 1 and role_of(messages[index - 1]) == role_of(messages[index + 1]) == "assistant"
-                         and ctx.turn.identities[index - 1] not in ctx.session.cut_off))
+                         and ctx.turn.identities[index - 1] not in ctx.session.unfinished))
             )
             if marker or filler:
                 repair_text = excerpt(marker.group() if marker else text, 80)
