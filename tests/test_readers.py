@@ -1192,3 +1192,100 @@ def test_a_switch_a_trace_does_not_show_is_unknown_not_the_models_default(tmp_pa
         {"role": "user", "content": "Write a story."},
         {"role": "assistant", "content": [{"type": "thinking", "thinking": "Three parts.", "signature": "EqQB"}, {"type": "text", "text": "Part one."}]}]}
     assert json_report(write_records(tmp_path / "claude.jsonl", [prefill]))["findings"] == []
+
+
+BEDROCK_LOG = READERS / "bedrock_invocation_logs_thinking_dropped.jsonl"
+BEDROCK_SKIPS = {"Bedrock InvokeModel call with no messages list (a text or embedding input body)": 1,
+                 "Bedrock InvokeModel call whose request body went to S3 (inputBodyS3Path), not into the log": 1,
+                 "failed Bedrock ConverseStream call (ThrottlingException) logged without its request body": 1}
+
+
+def _bedrock_lines() -> list[dict]:
+    return [orjson.loads(line) for line in BEDROCK_LOG.read_bytes().splitlines()]
+
+
+def test_bedrock_invocation_logs_are_read_as_the_calls_they_record():
+    """An invocation log keeps the body sent (a Converse request, or Anthropic's own body
+    for InvokeModel), the model beside it, the reply (a stream's events too) and the
+    session the app tagged the call with in requestMetadata. The Converse tool loop sent
+    its call back without the thinking Claude returned with it: CTX004 where it starts,
+    pointing into the body. Calls with no chat messages, bodies delivered to S3 and a
+    failed call logged without its body are skipped, each saying why."""
+    report = json_report(str(BEDROCK_LOG))
+    assert [(f["code"], f["line"], f["session"], f["pointer"], f["tool_call_id"]) for f in report["findings"]] == [
+        ("CTX004", 3, "support-42", "/messages/1", "tooluse_kXq2")]
+    assert [(s["id"], s["requests"]) for s in report["sessions"]] == [("support-42", 2), ("support-45", 2)]
+    assert report["summary"]["skipped"] == BEDROCK_SKIPS
+    assert report["summary"]["token_counters"] == {"server": 4}
+    assert [turn["window"] for turn in report["sessions"][0]["turns"]] == [200_000, 200_000]  # the model the log names beside the body
+
+
+def test_a_bedrock_tool_loop_that_sends_its_thinking_back_is_clean(tmp_path):
+    lines = _bedrock_lines()
+    lines[2]["input"]["inputBodyJson"]["messages"][1] = lines[0]["output"]["outputBodyJson"]["output"]["message"]
+    report = json_report(write_records(tmp_path / "kept.jsonl", lines))
+    assert report["findings"] == [] and report["summary"]["records"] == 4
+
+
+def test_bedrock_invocation_logs_as_cloudwatch_hands_them_out(tmp_path):
+    """The same records from CloudWatch Logs: a Logs Insights export (JSON lines, or a JSON
+    list, of `@timestamp` and `@message`), and `aws logs filter-log-events` output."""
+    lines = _bedrock_lines()
+    wrapped = [{"@timestamp": line["timestamp"], "@message": orjson.dumps(line).decode()} for line in lines]
+    insights = write_records(tmp_path / "insights.jsonl", wrapped)
+    download = tmp_path / "insights.json"
+    download.write_bytes(orjson.dumps(wrapped, option=orjson.OPT_INDENT_2))
+    events = tmp_path / "events.json"
+    events.write_bytes(orjson.dumps({"events": [{"logStreamName": "aws/bedrock/modelinvocations", "timestamp": 1764579600000 + index,
+                                                  "message": message["@message"], "eventId": str(index)} for index, message in enumerate(wrapped)],
+                                     "searchedLogStreams": []}, option=orjson.OPT_INDENT_2))
+    # the third record starts on line 3 of the JSON lines, 10 of the list (each element takes four lines
+    # after the opening "["), 15 of the events (each takes six lines after the two that open the document)
+    for log, line in ((insights, 3), (str(download), 10), (str(events), 15)):
+        report = json_report(log)
+        assert [(f["code"], f["line"], f["session"]) for f in report["findings"]] == [("CTX004", line, "support-42")], log
+        assert report["summary"]["skipped"] == BEDROCK_SKIPS
+
+
+def test_a_json_list_of_nothing_a_log_holds_is_skipped_as_a_file(tmp_path):
+    (tmp_path / "other.json").write_text('[{"a": 1}, {"b": 2}]')
+    report = json_report(str(tmp_path / "other.json"))
+    assert report["summary"]["skipped"] == {"JSON file that holds neither log records nor agent trajectories": 1}
+    assert report["findings"] == []
+
+
+def test_a_bedrock_session_key_path_and_jobs_read_the_same_sessions():
+    by_path = json_report(str(BEDROCK_LOG), "--session-key", "requestMetadata.session_id")
+    assert [(s["id"], s["requests"]) for s in by_path["sessions"]] == [("support-42", 2), ("support-45", 2)]
+    single = run_cli("check", "--format", "json", str(BEDROCK_LOG))
+    parallel = run_cli("check", "--format", "json", "--jobs", "2", str(BEDROCK_LOG))
+    assert parallel.stdout == single.stdout
+
+
+@pytest.mark.parametrize(("error", "codes", "severity"), [
+    ("ThrottlingException", [("CTX022", 1)], "info"),  # a rate limit: retrying is right
+    ("ValidationException", [("CTX022", 1)], "error"),
+])
+def test_a_failed_bedrock_call_logged_with_its_body_is_the_providers_answer(tmp_path, error, codes, severity):
+    line = _bedrock_lines()[0]
+    del line["output"]
+    line["errorCode"] = error
+    report = json_report(write_records(tmp_path / "failed.jsonl", [line]))
+    assert code_lines(report) == codes and report["findings"][0]["severity"] == severity
+
+
+def test_converse_stream_events_kept_under_their_names_are_one_reply():
+    """boto3 yields ConverseStream's events each under its event's name; an app that logs
+    them so logged the reply they make."""
+    events = [{"messageStart": {"role": "assistant"}},
+              {"contentBlockDelta": {"delta": {"text": "Let me look."}, "contentBlockIndex": 0}},
+              {"contentBlockStart": {"start": {"toolUse": {"toolUseId": "tu_1", "name": "get_order"}}, "contentBlockIndex": 1}},
+              {"contentBlockDelta": {"delta": {"toolUse": {"input": '{"order_id": '}}, "contentBlockIndex": 1}},
+              {"contentBlockDelta": {"delta": {"toolUse": {"input": '"7"}'}}, "contentBlockIndex": 1}},
+              {"messageStop": {"stopReason": "tool_use"}},
+              {"metadata": {"usage": {"inputTokens": 30, "outputTokens": 9, "totalTokens": 39}, "metrics": {"latencyMs": 400}}}]
+    response = parse_response(events)
+    assert response.finish_reason == "tool_calls" and response.usage["prompt_tokens"] == 30
+    assert response.message["content"] == "Let me look."
+    assert [(call["id"], call["function"]["name"], orjson.loads(call["function"]["arguments"])) for call in response.message["tool_calls"]] == [
+        ("tu_1", "get_order", {"order_id": "7"})]

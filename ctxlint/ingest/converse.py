@@ -29,6 +29,7 @@ NAME = "Bedrock Converse API"
 BLOCK_KINDS = ("text", "toolUse", "toolResult", "reasoningContent", "image", "document", "video", "cachePoint",
                "guardContent", "citationsContent")
 SETTINGS_APART = "additionalModelRequestFields"
+STREAM_EVENTS = ("messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata")
 # Converse stop reasons in chat-completions terms
 FINISH_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length",
                   "model_context_window_exceeded": "length", "guardrail_intervened": "content_filter",
@@ -163,8 +164,23 @@ def parse_response_object(body: dict[str, Any], status: int | None = None) -> Re
 
 def is_event_stream(chunks: list[dict[str, Any]]) -> bool:
     """ConverseStream's events: each names its block (`contentBlockIndex`) or the message's end."""
+    chunks = _event_payloads(chunks)
     return bool(chunks) and all("type" not in chunk and "choices" not in chunk for chunk in chunks) and any(
         "contentBlockIndex" in chunk or "stopReason" in chunk for chunk in chunks)
+
+
+def _event_payloads(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """ConverseStream's events as the HTTP stream carries them, also where an SDK keeps each
+    under its event's name (`{"contentBlockDelta": {…}}`, as boto3 yields them)."""
+    return [_payload(chunk) for chunk in chunks]
+
+
+def _payload(chunk: dict[str, Any]) -> dict[str, Any]:
+    if len(chunk) == 1:
+        name, payload = next(iter(chunk.items()))
+        if name in STREAM_EVENTS and isinstance(payload, dict):
+            return payload
+    return chunk
 
 
 def assemble_events(chunks: list[dict[str, Any]], status: int | None = None) -> Response:
@@ -173,7 +189,7 @@ def assemble_events(chunks: list[dict[str, Any]], status: int | None = None) -> 
     blocks: dict[int, dict[str, Any]] = {}
     stop: Any = None
     usage: Any = None
-    for chunk in chunks:
+    for chunk in _event_payloads(chunks):
         if chunk.get("type") == "error":
             return Response(error=chunk.get("error"), status=status)
         index = chunk.get("contentBlockIndex")

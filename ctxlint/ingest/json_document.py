@@ -81,6 +81,21 @@ def _log_records(path: str, text: str, data: Any, session_key: str | None) -> It
         line += text.count("\n", start, position)
 
 
+def _holds_log_events(data: Any) -> bool:
+    """CloudWatch Logs' events as `aws logs filter-log-events` and `get-log-events` print
+    them: `{"events": [{"timestamp", "message", …}, …]}`, each message a line of the log."""
+    events = data.get("events") if isinstance(data, dict) else None
+    return isinstance(events, list) and bool(events) and all(isinstance(event, dict) and isinstance(event.get("message"), str) for event in events)
+
+
+def _log_events(path: str, text: str, events: list[dict[str, Any]], session_key: str | None) -> Iterator[Record | InputProblem | Skipped | BatchOutput]:
+    """Each event read as the log line its message is, at the line of the file where the event starts."""
+    pointers = [f"/events/{index}" for index in range(len(events))]
+    lines = pointer_lines(text, set(pointers))
+    for pointer, event in zip(pointers, events):
+        yield from as_items(event, path, lines.get(pointer, 1), session_key)
+
+
 def _value_stream(text: str) -> list[tuple[int, Any]] | None:
     """(line, value) of each JSON value of a text that holds several, one after another, as
     jq writes them without -c. A value that is not JSON is a _Broken (what is wrong with
@@ -141,6 +156,9 @@ def read_json_document(source: Source, session_key: str | None = None) -> Iterat
         lines = pointer_lines(raw.decode("utf-8", "replace"), set(pointers))
         yield from read_interactions(source.path, interactions, [lines.get(pointer, 1) for pointer in pointers])
         return
+    if _holds_log_events(data):
+        yield from _log_events(source.path, raw.decode("utf-8", "replace"), data["events"], session_key)
+        return
     if _is_tau2_results(data):
         trajectories = list(_tau2_trajectories(data))
     else:
@@ -149,7 +167,10 @@ def read_json_document(source: Source, session_key: str | None = None) -> Iterat
             yield from _log_records(source.path, raw.decode("utf-8"), data, session_key)
             return
         if not any(_conversation_key(item) is not None for item in items):
-            yield Skipped(source.path, 1, "JSON file that holds neither log records nor agent trajectories")
+            # a list of what log lines hold in a logger's wrapping (a Logs Insights download: `@message`), or nothing to read
+            read = list(_log_records(source.path, raw.decode("utf-8"), data, session_key)) if isinstance(data, list) else []
+            found = any(isinstance(item, (Record, Skipped, BatchOutput)) for item in read)
+            yield from read if found else (Skipped(source.path, 1, "JSON file that holds neither log records nor agent trajectories"),)
             return
         trajectories = list(_listed_trajectories(source.path, items, "" if isinstance(data, dict) else None))
     wanted = {pointer for trajectory in trajectories for pointer in (trajectory.pointers if isinstance(trajectory, Trajectory) else (trajectory.pointer,))}

@@ -48,7 +48,7 @@ class Record:
 
     file: str
     line: int
-    shape: str  # envelope, bare, batch, cassette, snapshot, otel
+    shape: str  # envelope, bare, batch, bedrock, cassette, snapshot, trajectory, otel, langsmith
     request: dict[str, Any]
     response: Response | None = None
     session_key: str | None = None

@@ -145,11 +145,12 @@ def _hint(text: bytes, array: int) -> bytes:
 
 def _messages_of(value: Any) -> Any:
     """The messages list where shapes.normalize reads it: bare, envelope (its request, or the
-    request's HTTP body) or batch line."""
+    request's HTTP body), batch line or Bedrock invocation log."""
     if not isinstance(value, dict):
         return None
-    request = value.get("request")
-    for holder in (request, request.get("body") if isinstance(request, dict) else None, value.get("body"), value):
+    request, logged = value.get("request"), value.get("input")
+    for holder in (request, request.get("body") if isinstance(request, dict) else None, value.get("body"),
+                   logged.get("inputBodyJson") if isinstance(logged, dict) else None, value):
         if isinstance(holder, dict) and isinstance(holder.get("messages"), list):
             return holder["messages"]
     return None

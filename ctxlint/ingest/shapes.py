@@ -11,7 +11,8 @@ from urllib.parse import unquote
 import orjson
 
 from ctxlint.chat import dotted, json_type, str_or_none
-from ctxlint.ingest import anthropic, converse, gemini, langchain, langsmith, ollama, openai_responses, otel, posthog, trace_exports
+from ctxlint.ingest import (anthropic, bedrock_logs, converse, gemini, langchain, langsmith, ollama, openai_responses, otel, posthog,
+                            trace_exports)
 from ctxlint.ingest.call_ids import numbered_reply
 from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, iso_seconds, too_deep
@@ -75,7 +76,17 @@ def line_session_key(obj: dict[str, Any], key_path: str | None) -> str | None:
         return _session_key(obj, key_path) if key_path else None
     if langsmith.holds_runs(obj):
         return langsmith.session_key(obj, key_path)
+    if bedrock_logs.is_invocation_log(obj):
+        return _invocation_session_key(obj, key_path)
     return _session_key(obj, key_path)
+
+
+def _invocation_session_key(obj: dict[str, Any], key_path: str | None) -> str | None:
+    """A Bedrock invocation's session: the key the path names, else one on the record or in
+    the metadata the app tagged the call with."""
+    if key_path:
+        return _session_key(obj, key_path)
+    return _session_key(obj, None) or _session_key(bedrock_logs.metadata(obj), None)
 
 
 KEY_READ_LIMIT = 4096  # how far into a line a key is read off its bytes (the members before it are parsed)
@@ -410,6 +421,8 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
     reason = trace_exports.skipped_reason(obj)
     if reason is not None:
         return Skipped(file, line, reason)
+    if bedrock_logs.is_invocation_log(obj):
+        return _invocation_record(obj, file, line, session_key_path, reused, within)
     if isinstance(obj.get("request"), dict) or ("request" in obj and "messages" not in obj):
         return _envelope(obj, "request", "response", file, line, session_key_path, reused)
     if isinstance(obj.get("custom_id"), str) and "body" in obj and ("method" in obj or "url" in obj):
@@ -531,6 +544,16 @@ def _unwrapped(obj: dict[str, Any], file: str, line: int, session_key_path: str 
         item.session_key = item.session_key if item.session_key is not None else _session_key(obj, session_key_path)
         item.timestamp = item.timestamp if item.timestamp is not None else _timestamp(obj)
     return item
+
+
+def _invocation_record(obj: dict[str, Any], file: str, line: int, session_key_path: str | None, reused: int,
+                       within: str) -> Record | InputProblem | Skipped:
+    """The request a Bedrock invocation log records, with its reply (ingest.bedrock_logs)."""
+    call = bedrock_logs.invocation(obj)
+    if isinstance(call, str):
+        return Skipped(file, line, call)
+    return body_record(call.body, file, line, "bedrock", within + bedrock_logs.BODY_POINTER, reused, response=call.response,
+                       session_key=_invocation_session_key(obj, session_key_path), timestamp=_timestamp(obj))
 
 
 def _traced_generation(obj: dict[str, Any]) -> bool:
