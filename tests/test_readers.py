@@ -366,11 +366,16 @@ def _messages_events(content: list[dict], stop: str, prompt_tokens: int) -> list
     events = [{"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [],
                                                     "usage": {"input_tokens": prompt_tokens, "output_tokens": 1}}}]
     for index, block in enumerate(content):
-        opened = {**block, "input": {}} if block["type"] == "tool_use" else {"type": "text", "text": ""}
-        delta = ({"type": "input_json_delta", "partial_json": orjson.dumps(block["input"]).decode()} if block["type"] == "tool_use"
-                 else {"type": "text_delta", "text": block["text"]})
+        if block["type"] == "tool_use":
+            opened, deltas = {**block, "input": {}}, [{"type": "input_json_delta", "partial_json": orjson.dumps(block["input"]).decode()}]
+        elif block["type"] == "thinking":
+            opened = {"type": "thinking", "thinking": "", "signature": ""}
+            deltas = [{"type": "thinking_delta", "thinking": block["thinking"]}, {"type": "signature_delta", "signature": block["signature"]}]
+        else:
+            opened, deltas = {"type": "text", "text": ""}, [{"type": "text_delta", "text": block["text"]}]
         events += [{"type": "content_block_start", "index": index, "content_block": opened},
-                   {"type": "content_block_delta", "index": index, "delta": delta}, {"type": "content_block_stop", "index": index}]
+                   *({"type": "content_block_delta", "index": index, "delta": delta} for delta in deltas),
+                   {"type": "content_block_stop", "index": index}]
     return events + [{"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 20}}, {"type": "message_stop"}]
 
 
@@ -1289,3 +1294,27 @@ def test_converse_stream_events_kept_under_their_names_are_one_reply():
     assert response.message["content"] == "Let me look."
     assert [(call["id"], call["function"]["name"], orjson.loads(call["function"]["arguments"])) for call in response.message["tool_calls"]] == [
         ("tu_1", "get_order", {"order_id": "7"})]
+
+
+@pytest.mark.parametrize(("sent_back", "codes"), [("whole", []), ("without its thinking", [("CTX004", 2)])])
+def test_claude_trace_pairs_read_the_stream_it_kept_as_text(tmp_path, sent_back, codes):
+    """claude-trace logs each call as a pair of HTTP halves; a streamed reply's SSE is kept
+    as text in the response's `body_raw` (it has no `body`). It is the reply."""
+    body = {"model": "claude-sonnet-4-5-20250929", "max_tokens": 32000, "stream": True, "thinking": {"type": "enabled", "budget_tokens": 4000},
+            "tools": [{"name": "Bash", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}],
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "List the files."}]}]}
+    thinking = {"type": "thinking", "thinking": "Run ls.", "signature": "EqQBsig"}
+    call = {"type": "tool_use", "id": "toolu_01", "name": "Bash", "input": {"command": "ls"}}
+    kept = [thinking, call] if sent_back == "whole" else [call]
+    second = {**body, "messages": [*body["messages"], {"role": "assistant", "content": kept},
+                                   {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01", "content": "a.txt"}]}]}
+    pairs = [{"request": {"timestamp": 1764583200000 + step, "method": "POST", "url": "https://api.anthropic.com/v1/messages?beta=true",
+                          "headers": {}, "body": sent},
+              "response": {"timestamp": 1764583201000 + step, "status_code": 200, "headers": {"content-type": "text/event-stream"},
+                           "body_raw": _sse([thinking, call], "tool_use", 90)}, "logged_at": "2026-12-01T10:00:00.000Z"}
+             for step, sent in ((0, body), (5000, second))]
+    report = json_report(write_records(tmp_path / "trace.jsonl", pairs))
+    assert code_lines(report) == codes
+    assert report["summary"]["token_counters"] == {"server": 2}  # the usage of each reply's stream
+    if codes:
+        assert "without the thinking blocks the model returned for it (turn 1 response)" in report["findings"][0]["message"]

@@ -220,14 +220,21 @@ def http_status(value: Any) -> int | None:
 def _is_http_exchange(part: Any) -> bool:
     """An HTTP logger's half of an exchange: the JSON body (beside url, method, headers or
     status); neither a chat request nor a completion has a `body` of its own."""
-    return isinstance(part, dict) and "body" in part and "messages" not in part and "choices" not in part and "error" not in part
+    return isinstance(part, dict) and ("body" in part or "body_raw" in part) and "messages" not in part and "choices" not in part and "error" not in part
+
+
+def _exchange_body(part: dict[str, Any]) -> tuple[Any, str]:
+    """An exchange's body and its member: `body`, or, where a logger kept a stream's text
+    apart (claude-trace: `body_raw`, the SSE as it came), that."""
+    return (part["body"], "body") if part.get("body") is not None or "body_raw" not in part else (part["body_raw"], "body_raw")
 
 
 def http_body(request: Any, pointer: str) -> tuple[Any, str]:
     """The request body as HTTP loggers store it: the object itself, a string holding its
     JSON, or {"url", "method", "headers", "body"}."""
     if _is_http_exchange(request):
-        return http_body(request["body"], pointer + "/body")
+        body, name = _exchange_body(request)
+        return http_body(body, f"{pointer}/{name}")
     if isinstance(request, str) and request.lstrip().startswith("{"):
         try:
             return orjson.loads(request), pointer
@@ -683,7 +690,7 @@ def _reply_under(obj: dict[str, Any], name: str | None) -> Response | None:
     logger's exchange, whose status wins over the line's."""
     response, status = obj.get(name) if name else None, _status(obj)
     if _is_http_exchange(response):
-        response, status = response["body"], _status(response) or status
+        response, status = _exchange_body(response)[0], _status(response) or status
     return reply_of(response, status)
 
 
