@@ -1318,3 +1318,56 @@ def test_claude_trace_pairs_read_the_stream_it_kept_as_text(tmp_path, sent_back,
     assert report["summary"]["token_counters"] == {"server": 2}  # the usage of each reply's stream
     if codes:
         assert "without the thinking blocks the model returned for it (turn 1 response)" in report["findings"][0]["message"]
+
+
+def test_dashscope_bodies_are_read_as_the_chat_bodies_they_stand_for(tmp_path):
+    """The DashScope SDK sends its messages under `input` and its settings under
+    `parameters`; its replies keep their choices under `output`. A tool result whose call
+    turn was dropped, a thinking-only model sent enable_thinking false and the error that
+    came back are found, pointing into the body as sent; the multimodal session (content
+    parts named by their member, a reply's parts as its text) is clean."""
+    log = READERS / "dashscope_generation_tool_turn_dropped.jsonl"
+    report = json_report(str(log))
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [
+        ("CTX001", 2, "/input/messages/2"), ("CTX016", 2, None), ("CTX005", 5, "/parameters/enable_thinking"), ("CTX022", 5, None)]
+    assert report["summary"]["token_counters"] == {"server": 4, "tiktoken:cl100k_base (approximation)": 1}
+    lines = [orjson.loads(line) for line in log.read_bytes().splitlines()]
+    other_names = [{"req": line["request"], "resp": line["response"], "session_id": line["session_id"]} for line in lines]
+    bare = [{**line["request"], "response": line["response"], "session_id": line["session_id"]} for line in lines]
+    for variant, written in (("named", other_names), ("bare", bare)):
+        again = json_report(write_records(tmp_path / f"{variant}.jsonl", written))
+        assert [(f["code"], f["line"], f["pointer"]) for f in again["findings"]] == [(f["code"], f["line"], f["pointer"]) for f in report["findings"]]
+    # a logger's own halves, `input` holding a whole chat body (its model inside), stay an envelope
+    halves = [{"input": {"model": "qwen-plus", "messages": line["request"]["input"]["messages"]}, "output": line["response"]} for line in lines[:2]]
+    assert [(f["code"], f["pointer"]) for f in json_report(write_records(tmp_path / "halves.jsonl", halves))["findings"]] == [
+        ("CTX001", "/messages/2"), ("CTX016", None)]  # pointing into the body it holds
+
+
+def _dashscope_chunk(content: str = "", reasoning: str = "", calls: list | None = None, finish: str = "null") -> dict:
+    message = {"role": "assistant", "content": content, "reasoning_content": reasoning} | ({"tool_calls": calls} if calls else {})
+    return {"output": {"choices": [{"message": message, "finish_reason": finish}]}, "request_id": "r1",
+            "usage": {"input_tokens": 120, "output_tokens": 9, "total_tokens": 129}}
+
+
+def _call_part(arguments: str, name: str = "") -> list:
+    return [{"index": 0, "id": "call_1" if name else "", "type": "function", "function": {"name": name, "arguments": arguments}}]
+
+
+@pytest.mark.parametrize("mode", ["incremental_output", "each chunk the reply so far"])
+def test_a_dashscope_stream_is_one_reply_either_way_it_streams(mode):
+    """With `incremental_output` each chunk holds what it adds; without, the reply so far
+    (DashScope's default). Both, as SSE text, make the same reply."""
+    incremental = [_dashscope_chunk(reasoning="查一下"), _dashscope_chunk(reasoning="订单。"), _dashscope_chunk(content="好的，"),
+                   _dashscope_chunk(calls=_call_part('{"order_id": ', "query_order")), _dashscope_chunk(calls=_call_part('"8812"}')),
+                   _dashscope_chunk(finish="tool_calls")]
+    so_far = [_dashscope_chunk(reasoning="查一下"), _dashscope_chunk(reasoning="查一下订单。"), _dashscope_chunk(content="好的，", reasoning="查一下订单。"),
+              _dashscope_chunk(content="好的，", reasoning="查一下订单。", calls=_call_part('{"order_id": ', "query_order")),
+              _dashscope_chunk(content="好的，", reasoning="查一下订单。", calls=_call_part('{"order_id": "8812"}', "query_order")),
+              _dashscope_chunk(content="好的，", reasoning="查一下订单。", calls=_call_part('{"order_id": "8812"}', "query_order"), finish="tool_calls")]
+    chunks = incremental if mode == "incremental_output" else so_far
+    text = "".join(f"id:{index}\nevent:result\n:HTTP_STATUS/200\ndata:{orjson.dumps(chunk).decode()}\n\n" for index, chunk in enumerate(chunks, 1))
+    response = parse_response(text)
+    assert response.finish_reason == "tool_calls" and response.usage == {"prompt_tokens": 120}
+    assert (response.message["content"], response.message["reasoning_content"]) == ("好的，", "查一下订单。")
+    assert [(call["id"], call["function"]["name"], call["function"]["arguments"]) for call in response.message["tool_calls"]] == [
+        ("call_1", "query_order", '{"order_id": "8812"}')]

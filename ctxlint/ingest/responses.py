@@ -7,13 +7,13 @@ from typing import Any, Iterable
 import orjson
 
 from ctxlint.chat import REASONING_FIELDS, merged_details, str_or_none, text_of
-from ctxlint.ingest import anthropic, converse, gemini, ollama, openai_responses
+from ctxlint.ingest import anthropic, converse, dashscope, gemini, ollama, openai_responses
 from ctxlint.ingest.record import Response
 
 
 def parse_response(body: Any, status: int | None = None) -> Response | None:
     """A Response from a chat.completion body, an error body, a chunk list or SSE text, or
-    an Anthropic Messages, Responses API or Gemini generateContent reply or stream."""
+    an Anthropic Messages, Responses API, Gemini generateContent or DashScope reply or stream."""
     if body is None:
         return Response(status=status) if status is not None else None
     if isinstance(body, (bytes, str)):
@@ -44,6 +44,8 @@ def parse_response(body: Any, status: int | None = None) -> Response | None:
         return ollama.parse_reply(body, status)
     if converse.is_response_body(body):
         return converse.parse_response_object(body, status)
+    if dashscope.is_reply(body):
+        return dashscope.parse_reply(body, status)
     if body.get("role") == "assistant":  # the reply's message alone, as trace exports keep it
         return Response(message=body, status=status)
     message = body.get("message")
@@ -125,6 +127,8 @@ def assemble_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> 
         return ollama.assemble_events(chunks, status)
     if converse.is_event_stream(chunks):
         return converse.assemble_events(chunks, status)
+    if dashscope.is_event_stream(chunks):
+        return dashscope.assemble_events(chunks, status)
     parts: dict[str, list[str]] = {"content": [], **{name: [] for name in REASONING_FIELDS[:2]}}
     details: list[Any] = []
     calls: dict[int, dict[str, Any]] = {}

@@ -145,14 +145,21 @@ def _hint(text: bytes, array: int) -> bytes:
 
 def _messages_of(value: Any) -> Any:
     """The messages list where shapes.normalize reads it: bare, envelope (its request, or the
-    request's HTTP body), batch line or Bedrock invocation log."""
+    request's HTTP body) or batch line, and under `input` (a DashScope body, a Bedrock
+    invocation log's `input.inputBodyJson`)."""
     if not isinstance(value, dict):
         return None
-    request, logged = value.get("request"), value.get("input")
-    for holder in (request, request.get("body") if isinstance(request, dict) else None, value.get("body"),
-                   logged.get("inputBodyJson") if isinstance(logged, dict) else None, value):
-        if isinstance(holder, dict) and isinstance(holder.get("messages"), list):
+    request = value.get("request")
+    for holder in (request, request.get("body") if isinstance(request, dict) else None, value.get("body"), value):
+        if not isinstance(holder, dict):
+            continue
+        if isinstance(holder.get("messages"), list):
             return holder["messages"]
+        held = holder.get("input")
+        if isinstance(held, dict):
+            held = held.get("inputBodyJson", held)
+            if isinstance(held, dict) and isinstance(held.get("messages"), list):
+                return held["messages"]
     return None
 
 

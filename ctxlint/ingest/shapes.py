@@ -11,8 +11,8 @@ from urllib.parse import unquote
 import orjson
 
 from ctxlint.chat import dotted, json_type, str_or_none
-from ctxlint.ingest import (anthropic, bedrock_logs, converse, gemini, langchain, langsmith, ollama, openai_responses, otel, posthog,
-                            trace_exports)
+from ctxlint.ingest import (anthropic, bedrock_logs, converse, dashscope, gemini, langchain, langsmith, ollama, openai_responses, otel,
+                            posthog, trace_exports)
 from ctxlint.ingest.call_ids import numbered_reply
 from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, iso_seconds, too_deep
@@ -300,7 +300,8 @@ def body_record(body: Any, file: str, line: int, shape: str, pointer_base: str, 
         held = history_held_by_provider(body, responses)
         if held is not None:
             return Skipped(file, line, held)
-        translated = openai_responses if responses else gemini if gemini.is_gemini_body(body) else None
+        translated = (openai_responses if responses else gemini if gemini.is_gemini_body(body)
+                      else dashscope if dashscope.is_body(body) else None)
     if translated is not None:
         return translated_record(translated, body, file, line, shape, pointer_base, apart, **fields)
     if ollama.is_ollama_body(body):
@@ -460,7 +461,7 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
             return Skipped(file, line, "a log row that stored no prompt (`messages` empty: LiteLLM's store_prompts_in_spend_logs off)")
         if isinstance(stored, list):
             obj = {**obj, "messages": stored}
-    if "messages" in obj or openai_responses.is_responses_body(obj) or gemini.is_gemini_body(obj):
+    if "messages" in obj or openai_responses.is_responses_body(obj) or gemini.is_gemini_body(obj) or dashscope.is_body(obj):
         failed = _logged_failure(obj)
         unanswered = failed is None and obj.get("response") is None
         merged = _merged_reply(obj) if unanswered else ()
@@ -728,7 +729,7 @@ def _is_request_body(value: Any) -> bool:
     """A request body: chat messages, Responses API input, Gemini contents; not a traced
     generation, whose `input` and `output` are one call's (read one level down)."""
     return isinstance(value, dict) and (isinstance(value.get("messages"), list) or openai_responses.is_responses_body(value)
-                                        or gemini.is_gemini_body(value)) and not _traced_generation(value)
+                                        or gemini.is_gemini_body(value) or dashscope.is_body(value)) and not _traced_generation(value)
 
 
 def _is_reply_body(value: Any) -> bool:
@@ -742,4 +743,4 @@ def _is_reply_body(value: Any) -> bool:
 def _is_response_body(value: Any) -> bool:
     return isinstance(value, dict) and (isinstance(value.get("choices"), list) or isinstance(value.get("error"), (dict, str))
                                         or anthropic.is_message_body(value) or openai_responses.is_response_body(value)
-                                        or gemini.is_response_body(value))
+                                        or gemini.is_response_body(value) or dashscope.is_reply(value))
