@@ -163,6 +163,23 @@ def test_batch_input_and_output_join_on_custom_id_in_any_order():
     assert ingested.skipped == []
 
 
+def test_anthropic_message_batches_join_their_results_on_custom_id():
+    """A Message Batches request (`{"custom_id", "params"}`) gets the result of the same
+    custom_id in any order: the message of one that succeeded, the error of one that failed
+    (its HTTP status from its type); one canceled or expired got no answer."""
+    requests, results = str(READERS / "anthropic_message_batch_requests.jsonl"), str(READERS / "anthropic_message_batch_results.jsonl")
+    ingested = read_inputs([results, requests])
+    responses = {record.custom_id: record.response for record in ingested.records}
+    assert responses["ticket-5512"].message["content"].startswith("INV-88 was charged twice")
+    assert responses["ticket-5512"].usage["prompt_tokens"] == 412
+    assert (responses["ticket-5514"].status, responses["ticket-5514"].error["type"]) == (400, "invalid_request_error")
+    assert [responses[name].message is None and not responses[name].failed for name in ("ticket-5515", "ticket-5516")] == [True, True]
+    report = json_report(requests, results)
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX001", 3, "/messages/1/content/0"), ("CTX022", 3, None)]
+    assert report["summary"]["skipped"] == {} and report["summary"]["records"] == 5
+    assert run_cli("check", "--format", "json", "--jobs", "2", requests, results).stdout == run_cli("check", "--format", "json", requests, results).stdout
+
+
 def test_batch_output_without_input_is_counted_not_dropped():
     report = json_report(str(READERS / "batch_output.jsonl"))
     assert report["summary"]["skipped"] == {"batch output line whose input line was not given": 2}

@@ -187,6 +187,28 @@ def is_message_body(body: Any) -> bool:
     return isinstance(body, dict) and body.get("type") == "message" and isinstance(body.get("content"), list)
 
 
+# The HTTP status of each error type (Anthropic's errors reference), for a failure logged without one
+ERROR_STATUSES = {"invalid_request_error": 400, "authentication_error": 401, "billing_error": 402, "permission_error": 403,
+                  "not_found_error": 404, "request_too_large": 413, "rate_limit_error": 429, "api_error": 500,
+                  "timeout_error": 504, "overloaded_error": 529}
+
+
+def batch_result(result: dict[str, Any]) -> Response:
+    """A Message Batches result: the message of a request that succeeded, the error of one
+    that failed; one canceled or expired before it ran got no answer."""
+    kind = result.get("type")
+    if kind == "succeeded" and is_message_body(result.get("message")):
+        return parse_message(result["message"])
+    if kind == "errored":
+        error = result.get("error")
+        inner = error.get("error") if isinstance(error, dict) and isinstance(error.get("error"), dict) else error
+        inner = inner if isinstance(inner, dict) else {"message": str(inner)}
+        kind_of_error = str_or_none(inner.get("type"))
+        return Response(error={"message": str_or_none(inner.get("message")) or kind_of_error or "errored", "type": kind_of_error},
+                        status=ERROR_STATUSES.get(kind_of_error or ""))
+    return Response()
+
+
 def parse_message(body: dict[str, Any], status: int | None = None) -> Response:
     """The Response of a Messages API reply, in normalized terms."""
     try:

@@ -145,12 +145,12 @@ def _hint(text: bytes, array: int) -> bytes:
 
 def _messages_of(value: Any) -> Any:
     """The messages list where shapes.normalize reads it: bare, envelope (its request, or the
-    request's HTTP body) or batch line, and under `input` (a DashScope body, a Bedrock
+    request's HTTP body) or batch line (`body`, Anthropic's `params`), and under `input` (a DashScope body, a Bedrock
     invocation log's `input.inputBodyJson`)."""
     if not isinstance(value, dict):
         return None
     request = value.get("request")
-    for holder in (request, request.get("body") if isinstance(request, dict) else None, value.get("body"), value):
+    for holder in (request, request.get("body") if isinstance(request, dict) else None, value.get("body"), value.get("params"), value):
         if not isinstance(holder, dict):
             continue
         if isinstance(holder.get("messages"), list):

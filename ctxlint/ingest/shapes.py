@@ -30,7 +30,8 @@ LOG_FIELDS = frozenset(TIMESTAMP_KEYS + tuple(key for key in SESSION_KEYS if "."
 
 @dataclass(slots=True, frozen=True)
 class BatchOutput:
-    """An OpenAI Batch output line, joined to its input line on custom_id."""
+    """A batch's output line (OpenAI's Batch API, Anthropic's Message Batches), joined to its
+    input line on custom_id."""
 
     file: str
     line: int
@@ -72,13 +73,24 @@ def _session_key(obj: dict[str, Any], key_path: str | None) -> str | None:
 def line_session_key(obj: dict[str, Any], key_path: str | None) -> str | None:
     """The session key normalize will find in this parsed line (a batch line has one only
     with an explicit path)."""
-    if isinstance(obj.get("custom_id"), str) and "body" in obj and ("method" in obj or "url" in obj):
+    if _batch_request(obj) is not None:
         return _session_key(obj, key_path) if key_path else None
     if langsmith.holds_runs(obj):
         return langsmith.session_key(obj, key_path)
     if bedrock_logs.is_invocation_log(obj):
         return _invocation_session_key(obj, key_path)
     return _session_key(obj, key_path)
+
+
+def _batch_request(obj: dict[str, Any]) -> str | None:
+    """The member that holds a batch input line's request body: OpenAI's Batch API's
+    `{"custom_id", "method", "url", "body"}`, Anthropic's Message Batches'
+    `{"custom_id", "params"}`; None for any other line."""
+    if not isinstance(obj.get("custom_id"), str):
+        return None
+    if "body" in obj and ("method" in obj or "url" in obj):
+        return "body"
+    return "params" if isinstance(obj.get("params"), dict) else None
 
 
 def _invocation_session_key(obj: dict[str, Any], key_path: str | None) -> str | None:
@@ -179,7 +191,7 @@ def closest_shape_hint(obj: dict[str, Any]) -> str:
         return "it looks like a chat.completion response without its request; log the request too, as an envelope {\"request\": ..., \"response\": ...}"
     if "prompt" in keys:
         return "it looks like a legacy completions body (prompt, no messages)"
-    return "expected an envelope {\"request\": {...}}, a bare request {\"messages\": [...]}, or an OpenAI Batch line {\"custom_id\", \"body\"}"
+    return "expected an envelope {\"request\": {...}}, a bare request {\"messages\": [...]}, or a batch line {\"custom_id\", \"body\"}"
 
 
 ANTHROPIC_BLOCKS = ("tool_use", "tool_result", "thinking", "redacted_thinking", "compaction")
@@ -433,9 +445,12 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         return _invocation_record(obj, file, line, session_key_path, reused, within)
     if isinstance(obj.get("request"), dict) or ("request" in obj and "messages" not in obj):
         return _envelope(obj, "request", "response", file, line, session_key_path, reused)
-    if isinstance(obj.get("custom_id"), str) and "body" in obj and ("method" in obj or "url" in obj):
-        return body_record(obj["body"], file, line, "batch", "/body", reused, custom_id=obj["custom_id"],
-                       session_key=_session_key(obj, session_key_path) if session_key_path else None)
+    batched = _batch_request(obj)
+    if batched is not None:
+        return body_record(obj[batched], file, line, "batch", f"/{batched}", reused, custom_id=obj["custom_id"],
+                           session_key=_session_key(obj, session_key_path) if session_key_path else None)
+    if isinstance(obj.get("custom_id"), str) and isinstance(obj.get("result"), dict):  # Anthropic's Message Batches
+        return BatchOutput(file, line, obj["custom_id"], anthropic.batch_result(obj["result"]))
     if isinstance(obj.get("custom_id"), str) and ("response" in obj or "error" in obj):
         response = obj.get("response")
         if isinstance(response, dict) and ("body" in response or "status_code" in response):
