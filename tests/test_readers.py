@@ -180,6 +180,20 @@ def test_anthropic_message_batches_join_their_results_on_custom_id():
     assert run_cli("check", "--format", "json", "--jobs", "2", requests, results).stdout == run_cli("check", "--format", "json", requests, results).stdout
 
 
+def test_gemini_batch_files_join_on_their_key():
+    """A Gemini Batch API input line (`{"key", "request"}`) gets the output line of its key,
+    a response or an error status, in any order of the files."""
+    requests, responses = str(READERS / "gemini_batch_requests.jsonl"), str(READERS / "gemini_batch_responses.jsonl")
+    report = json_report(responses, requests, "--model", "gemini-2.5-flash")
+    assert [(f["code"], f["line"]) for f in report["findings"]] == [("CTX009", 2), ("CTX022", 2)]
+    assert "function call turn comes immediately after a user turn" in report["findings"][1]["message"]
+    assert report["summary"]["token_counters"] == {"server": 2, "tiktoken:cl100k_base (approximation)": 1}
+    assert report["summary"]["skipped"] == {}
+    assert run_cli("check", "--format", "json", "--jobs", "2", requests, responses).stdout == run_cli("check", "--format", "json", requests, responses).stdout
+    alone = json_report(responses)
+    assert alone["summary"]["skipped"] == {"batch output line whose input line was not given": 3} and alone["findings"] == []
+
+
 def test_batch_output_without_input_is_counted_not_dropped():
     report = json_report(str(READERS / "batch_output.jsonl"))
     assert report["summary"]["skipped"] == {"batch output line whose input line was not given": 2}

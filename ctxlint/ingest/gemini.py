@@ -217,6 +217,29 @@ def _as_json_schema(schema: Any) -> Any:
     return converted
 
 
+BATCH_MEMBERS = frozenset(("key", "request", "response", "error", "status", "metadata"))
+
+
+def batch_key(line: dict[str, Any]) -> str | None:
+    """The key of a line of a Gemini Batch API file, which joins a request
+    (`{"key", "request"}`, the input file's) to its answer (`{"key", "response"}`, or an
+    error status, the output file's); None for any other line."""
+    key = line.get("key")
+    if not isinstance(key, str) or not line.keys() <= BATCH_MEMBERS or ("request" in line and "response" in line):
+        return None  # a request logged with its response is an envelope
+    request = line.get("request")
+    if request is not None:
+        return key if isinstance(request, dict) and is_gemini_body(request) else None
+    return key if is_response_body(line.get("response")) or isinstance(line.get("error") or line.get("status"), dict) else None
+
+
+def batch_failure(line: dict[str, Any]) -> Response:
+    """The error status a Gemini batch output line holds in place of a response."""
+    status = line.get("error") or line.get("status")
+    code = status.get("code")
+    return Response(error={"message": str_or_none(status.get("message")) or "the request failed", "code": None if code is None else str(code)})
+
+
 def is_response_body(body: Any) -> bool:
     return isinstance(body, dict) and (isinstance(body.get("candidates"), list) or isinstance(field(body, "usageMetadata"), dict)
                                        or isinstance(field(body, "promptFeedback"), dict))

@@ -443,6 +443,12 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         return Skipped(file, line, reason)
     if bedrock_logs.is_invocation_log(obj):
         return _invocation_record(obj, file, line, session_key_path, reused, within)
+    key = gemini.batch_key(obj)
+    if key is not None:
+        if "request" in obj:
+            return body_record(obj["request"], file, line, "batch", "/request", reused, custom_id=key,
+                               session_key=_session_key(obj, session_key_path) if session_key_path else None)
+        return BatchOutput(file, line, key, reply_of(obj["response"], None) if "response" in obj else gemini.batch_failure(obj))
     if isinstance(obj.get("request"), dict) or ("request" in obj and "messages" not in obj):
         return _envelope(obj, "request", "response", file, line, session_key_path, reused)
     batched = _batch_request(obj)
