@@ -1402,3 +1402,19 @@ def test_a_dashscope_stream_is_one_reply_either_way_it_streams(mode):
     assert (response.message["content"], response.message["reasoning_content"]) == ("好的，", "查一下订单。")
     assert [(call["id"], call["function"]["name"], call["function"]["arguments"]) for call in response.message["tool_calls"]] == [
         ("call_1", "query_order", '{"order_id": "8812"}')]
+
+
+def test_a_dashscope_body_that_breaks_the_schema_is_located_in_the_body_sent(tmp_path):
+    """Found by mutation, a crash before: a DashScope body's messages are checked as any
+    chat body's are, the problem pointing where the body sent has it."""
+    lines = [{"model": "qwen-plus", "input": {"messages": [{"role": "user", "content": "hi"}, True]}, "parameters": {"result_format": "message"}},
+             {"model": "qwen-plus", "input": {"messages": [{"role": "user", "content": "hi"}]}, "parameters": {"tools": "all"}}]
+    report = json_report(write_records(tmp_path / "broken.jsonl", lines))
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX900", 1, "/input/messages/1"), ("CTX900", 2, "/parameters/tools")]
+
+
+def test_a_streamed_block_that_opens_with_no_text_string_still_makes_a_reply():
+    """Found by mutation, a crash before: a content block opened with a `text` that is not a string."""
+    events = _messages_events([{"type": "text", "text": "fine"}], "end_turn", 10)
+    events[1]["content_block"]["text"] = True
+    assert parse_response(events).message["content"] == "fine"

@@ -273,11 +273,10 @@ def assemble_events(events: list[dict[str, Any]], status: int | None = None) -> 
 
 def _grow(block: dict[str, Any], delta: dict[str, Any], inputs: list[str]) -> None:
     kind = delta.get("type")
-    if kind == "text_delta":
-        block["text"] = (block.get("text") or "") + str(delta.get("text") or "")
-    elif kind == "thinking_delta":
-        block["thinking"] = (block.get("thinking") or "") + str(delta.get("thinking") or "")
-    elif kind == "signature_delta":
-        block["signature"] = (block.get("signature") or "") + str(delta.get("signature") or "")
-    elif kind == "input_json_delta":
+    for name in ("text", "thinking", "signature"):
+        if kind == f"{name}_delta":
+            so_far = block.get(name)
+            block[name] = (so_far if isinstance(so_far, str) else "") + str(delta.get(name) or "")
+            return
+    if kind == "input_json_delta":
         inputs.append(str(delta.get("partial_json") or ""))

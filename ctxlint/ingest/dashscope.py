@@ -18,7 +18,7 @@ A reply keeps its choices under `output` (with `result_format: "text"`, only the
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
 
 from ctxlint.chat import str_or_none
 from ctxlint.ingest.record import Response
@@ -45,6 +45,19 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], Any]:
     request["messages"] = [_message(message) for message in body["input"]["messages"]]
     source_map = kept_in_place(request["messages"], MESSAGES)
     return request, replace(source_map, settings={pointer: f"/{SETTINGS}{pointer}" for pointer in member_pointers(settings)})
+
+
+def sent_pointer(body: dict[str, Any]) -> Callable[[str], str]:
+    """Where a JSON pointer into the chat body to_chat makes points in the DashScope body:
+    the messages under `input`, the settings under `parameters`."""
+    settings = body.get(SETTINGS) if isinstance(body.get(SETTINGS), dict) else {}
+
+    def pointer(normalized: str) -> str:
+        name = normalized.split("/", 2)[1] if normalized.startswith("/") else ""
+        if name == "messages":
+            return f"/input{normalized}"
+        return f"/{SETTINGS}{normalized}" if name in settings else normalized
+    return pointer
 
 
 def _message(message: Any) -> Any:

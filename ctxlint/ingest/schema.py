@@ -220,12 +220,15 @@ def json_pointer(path: Any) -> str:
     return "/" + "/".join(str(part).replace("~", "~0").replace("/", "~1") for part in path) if path else ""
 
 
-def schema_problem(body: dict[str, Any], file: str, line: int, pointer_base: str = "", known: int = 0) -> InputProblem | None:
-    """The CTX900 problem for a request body that breaks the schema, or None when it fits."""
+def schema_problem(body: dict[str, Any], file: str, line: int, pointer_base: str = "", known: int = 0,
+                   sent: Callable[[str], str] | None = None) -> InputProblem | None:
+    """The CTX900 problem for a request body that breaks the schema, or None when it fits;
+    `sent` puts a pointer into the body back where the body that was sent has it."""
     problems = request_problems(body, known)
     if not problems:
         return None
     pointer, what = problems[0]
+    pointer = sent(pointer) if sent is not None else pointer
     what = what if len(what) <= 160 else what[:159] + "…"
     more = f" (and {len(problems) - 1} more schema problems)" if len(problems) > 1 else ""
     return InputProblem(file, line, f"request breaks the chat-completions schema at {pointer_base + pointer or '/'}: {what}{more}", pointer_base + pointer)

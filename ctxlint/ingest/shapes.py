@@ -312,15 +312,18 @@ def body_record(body: Any, file: str, line: int, shape: str, pointer_base: str, 
         held = history_held_by_provider(body, responses)
         if held is not None:
             return Skipped(file, line, held)
-        translated = (openai_responses if responses else gemini if gemini.is_gemini_body(body)
-                      else dashscope if dashscope.is_body(body) else None)
+        translated = openai_responses if responses else gemini if gemini.is_gemini_body(body) else None
     if translated is not None:
         return translated_record(translated, body, file, line, shape, pointer_base, apart, **fields)
+    sent = None  # where a body read in other terms had what the schema check points at
     if ollama.is_ollama_body(body):
         body, reused = _ollama_body(body, fields), 0
+    elif dashscope.is_body(body):
+        sent = dashscope.sent_pointer(body)
+        body, fields["source_map"] = dashscope.to_chat(body)
     if isinstance(body.get("messages"), list):
         INTERNER.intern(body["messages"], reused)
-    problem = schema_problem(body, file, line, pointer_base, reused)
+    problem = schema_problem(body, file, line, pointer_base, reused, sent)
     if problem is not None:
         return problem
     if apart is not None:
