@@ -1418,3 +1418,19 @@ def test_a_streamed_block_that_opens_with_no_text_string_still_makes_a_reply():
     events = _messages_events([{"type": "text", "text": "fine"}], "end_turn", 10)
     events[1]["content_block"]["text"] = True
     assert parse_response(events).message["content"] == "fine"
+
+
+def test_a_streamed_block_with_an_index_that_is_no_number_still_makes_a_reply():
+    """Found by mutation, a crash before: a block event whose `index` is not a number."""
+    events = _messages_events([{"type": "text", "text": "fine"}], "end_turn", 10)
+    events[1]["index"] = "0"
+    assert parse_response(events).message is not None
+
+
+def test_a_dashscope_status_that_is_no_http_status_is_not_taken(tmp_path):
+    """Found by mutation, a crash before: a reply's `status_code` past any HTTP status."""
+    line = {"model": "qwen-plus", "input": {"messages": [{"role": "user", "content": "hi"}]},
+            "response": {"status_code": "STATUS", "request_id": "r", "output": {"choices": [{"message": {"role": "assistant", "content": "hello"}, "finish_reason": "stop"}]}}}
+    (tmp_path / "status.jsonl").write_text(orjson.dumps(line).decode().replace('"STATUS"', str(2 ** 64 - 1)) + "\n")
+    report = json_report(str(tmp_path / "status.jsonl"))
+    assert report["findings"] == [] and report["summary"]["records"] == 1

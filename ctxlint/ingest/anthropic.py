@@ -253,9 +253,10 @@ def assemble_events(events: list[dict[str, Any]], status: int | None = None) -> 
         if kind == "message_start" and isinstance(event.get("message"), dict):
             message.update({key: value for key, value in event["message"].items() if key != "content"})
         elif kind == "content_block_start" and isinstance(event.get("content_block"), dict):
-            blocks[event.get("index", len(blocks))] = dict(event["content_block"])
+            blocks[_block_index(event, len(blocks))] = dict(event["content_block"])
         elif kind == "content_block_delta" and isinstance(event.get("delta"), dict):
-            _grow(blocks.setdefault(event.get("index", 0), {"type": "text", "text": ""}), event["delta"], inputs.setdefault(event.get("index", 0), []))
+            index = _block_index(event, 0)
+            _grow(blocks.setdefault(index, {"type": "text", "text": ""}), event["delta"], inputs.setdefault(index, []))
         elif kind == "message_delta":
             delta = event.get("delta") if isinstance(event.get("delta"), dict) else {}
             message.update({key: value for key, value in delta.items() if key in ("stop_reason", "stop_sequence")})
@@ -269,6 +270,11 @@ def assemble_events(events: list[dict[str, Any]], status: int | None = None) -> 
                 blocks[index]["input"] = "".join(parts)
     message["content"] = [blocks[index] for index in sorted(blocks)]
     return parse_message(message, status)
+
+
+def _block_index(event: dict[str, Any], default: int) -> int:
+    index = event.get("index")
+    return index if isinstance(index, int) and not isinstance(index, bool) else default
 
 
 def _grow(block: dict[str, Any], delta: dict[str, Any], inputs: list[str]) -> None:

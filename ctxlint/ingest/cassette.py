@@ -15,10 +15,10 @@ import orjson
 import yaml
 
 from ctxlint.ingest.jsonl import read_whole
-from ctxlint.ingest.record import InputProblem, Record, Skipped, nested_too_deep
+from ctxlint.ingest.record import InputProblem, Record, Skipped, http_status, nested_too_deep
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest import anthropic, converse, eventstream, gemini, ollama, openai_responses
-from ctxlint.ingest.shapes import body_record, closest_shape_hint, history_held_by_provider, http_status, named_by_url, translated_record
+from ctxlint.ingest.shapes import body_record, closest_shape_hint, history_held_by_provider, named_by_url, translated_record
 from ctxlint.ingest.sources import Source
 
 # Endpoints that are not chat-completions, and the reason a skip names.

@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from ctxlint.chat import str_or_none
-from ctxlint.ingest.record import Response
+from ctxlint.ingest.record import Response, http_status
 from ctxlint.ingest.source_map import kept_in_place, member_pointers
 
 NAME = "DashScope generation"
@@ -93,8 +93,7 @@ def assemble_events(chunks: list[dict[str, Any]], status: int | None = None) -> 
     """One reply from DashScope's chunks (one object, or one per event when streamed)."""
     last = chunks[-1]
     code = str_or_none(last.get("code"))
-    sent_status = last.get("status_code") if isinstance(last.get("status_code"), int) else None
-    status = status or sent_status
+    status = status or http_status(last.get("status_code"))
     if code or (status is not None and status >= 400):
         return Response(error={"code": code, "message": str_or_none(last.get("message")) or code}, status=status)
     messages, finish_reason = [], None

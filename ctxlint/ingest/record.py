@@ -17,6 +17,11 @@ def iso_seconds(text: str) -> float | None:
     return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
 
 
+def http_status(value: Any) -> int | None:
+    """An HTTP status code, or None for anything else a logger put there."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599 else None
+
+
 @dataclass(slots=True)
 class Response:
     """What the provider answered to one request, when the log holds it."""

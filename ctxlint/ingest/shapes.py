@@ -15,7 +15,7 @@ from ctxlint.ingest import (anthropic, bedrock_logs, converse, dashscope, gemini
                             posthog, trace_exports)
 from ctxlint.ingest.call_ids import numbered_reply
 from ctxlint.ingest.intern import INTERNER
-from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, iso_seconds, too_deep
+from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, http_status, iso_seconds, too_deep
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import json_pointer, schema_problem
 from ctxlint.ingest.source_map import BodyProblem, SourceMap, kept_in_place, member_pointers
@@ -222,11 +222,6 @@ def is_anthropic_body(body: dict[str, Any], known: int = 0) -> bool:
 def _status(obj: dict[str, Any]) -> int | None:
     status = http_status(obj.get("status"))
     return status if status is not None else http_status(obj.get("status_code"))
-
-
-def http_status(value: Any) -> int | None:
-    """An HTTP status code, or None for anything else a logger put there."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599 else None
 
 
 def _is_http_exchange(part: Any) -> bool:
