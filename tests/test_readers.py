@@ -1421,10 +1421,14 @@ def test_a_streamed_block_that_opens_with_no_text_string_still_makes_a_reply():
 
 
 def test_a_streamed_block_with_an_index_that_is_no_number_still_makes_a_reply():
-    """Found by mutation, a crash before: a block event whose `index` is not a number."""
+    """Found by mutation, crashes before: a block event whose `index` is not a number, a
+    message_start whose usage is not an object."""
     events = _messages_events([{"type": "text", "text": "fine"}], "end_turn", 10)
     events[1]["index"] = "0"
     assert parse_response(events).message is not None
+    events = _messages_events([{"type": "text", "text": "fine"}], "end_turn", 10)
+    events[0]["message"]["usage"] = "n/a"
+    assert parse_response(events).message["content"] == "fine"
 
 
 def test_a_dashscope_status_that_is_no_http_status_is_not_taken(tmp_path):

@@ -261,7 +261,8 @@ def assemble_events(events: list[dict[str, Any]], status: int | None = None) -> 
             delta = event.get("delta") if isinstance(event.get("delta"), dict) else {}
             message.update({key: value for key, value in delta.items() if key in ("stop_reason", "stop_sequence")})
             if isinstance(event.get("usage"), dict):
-                message["usage"] = {**(message.get("usage") or {}), **event["usage"]}
+                started = message.get("usage")  # message_start's counts, the delta's added
+                message["usage"] = {**(started if isinstance(started, dict) else {}), **event["usage"]}
     for index, parts in inputs.items():
         if parts and blocks[index].get("type") == "tool_use":
             try:
