@@ -1290,6 +1290,22 @@ def test_a_json_list_of_nothing_a_log_holds_is_skipped_as_a_file(tmp_path):
     assert report["findings"] == []
 
 
+def test_bedrock_bodies_an_export_wrote_as_text_read_as_the_bodies(tmp_path):
+    """An export that writes the log's JSON columns as text (Athena, Glue) keeps the same
+    calls; text that is no JSON is a CTX900 at the body."""
+    lines = _bedrock_lines()
+    for line in lines:
+        for half, member in (("input", "inputBodyJson"), ("output", "outputBodyJson")):
+            if member in line.get(half, {}):
+                line[half][member] = orjson.dumps(line[half][member]).decode()
+    report = json_report(write_records(tmp_path / "text.jsonl", lines))
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX004", 3, "/messages/1")]
+    assert report["summary"]["skipped"] == BEDROCK_SKIPS and report["summary"]["token_counters"] == {"server": 4}
+    lines[0]["input"]["inputBodyJson"] = '{"messages": [tru'
+    broken = json_report(write_records(tmp_path / "broken.jsonl", lines[:1]))
+    assert [(f["code"], f["pointer"]) for f in broken["findings"]] == [("CTX900", "/input/inputBodyJson")]
+
+
 def test_a_bedrock_session_key_path_and_jobs_read_the_same_sessions():
     by_path = json_report(str(BEDROCK_LOG), "--session-key", "requestMetadata.session_id")
     assert [(s["id"], s["requests"]) for s in by_path["sessions"]] == [("support-42", 2), ("support-45", 2)]

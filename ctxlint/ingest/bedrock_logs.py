@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from ctxlint.chat import str_or_none
 from ctxlint.ingest import gemini, openai_responses
 from ctxlint.ingest.record import Response
@@ -38,7 +40,7 @@ class Invocation:
     """The request an invocation log records: its body (named after the log's model) and
     what came back."""
 
-    body: dict[str, Any]
+    body: Any
     response: Response | None
 
 
@@ -63,19 +65,31 @@ def invocation(obj: dict[str, Any]) -> Invocation | str:
     logged, output = _member(obj, "input"), _member(obj, "output")
     call = f"Bedrock {str_or_none(obj.get('operation')) or 'model'} call"
     error = str_or_none(obj.get("errorCode"))
-    body = logged.get("inputBodyJson")
+    body = _decoded(logged.get("inputBodyJson"))
     # the reasons name no path, model or id: skips are counted by reason
-    if not isinstance(body, dict):
+    if body is None:
         if "inputBodyS3Path" in logged:
             return f"{call} whose request body went to S3 (inputBodyS3Path), not into the log"
         if error is not None:
             return f"failed {call} ({error}) logged without its request body"
         return f"{call} logged without its request body (the logging configuration delivers no text)"
+    if not isinstance(body, dict):
+        return Invocation(body, None)  # a body that is no object: reading it says what is wrong with it
     if not _chat_body(body):
         return f"{call} with no messages list (a {_kind(body)} body)"
     if "model" not in body and isinstance(obj.get("modelId"), str):
         body = {**body, "model": obj["modelId"]}
     return Invocation(body, _reply(output, error, logged))
+
+
+def _decoded(body: Any) -> Any:
+    """A body as the log keeps it, or as an export that wrote the log's JSON columns as text did."""
+    if isinstance(body, str) and body.lstrip().startswith("{"):
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return body
+    return body
 
 
 def _member(obj: dict[str, Any], name: str) -> dict[str, Any]:
