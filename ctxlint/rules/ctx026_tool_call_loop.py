@@ -17,6 +17,9 @@ class ToolCallLoop(Rule):
     something. A call whose result is not in the history (not answered yet, or dropped)
     continues the run. Two identical calls are often a legitimate retry after a transient
     tool failure; three in a row is where retries stop explaining it, hence the default.
+    Only function calls are compared: a call that names no function (a custom tool's
+    freeform input, the Responses API's computer, shell and patch calls, whose actions
+    are not kept as arguments) starts no run.
 
     ## Why is this bad?
     The agent is stuck: the result it got did not change its next step, usually because
@@ -67,8 +70,9 @@ class ToolCallLoop(Rule):
 def _repeats(messages: list[dict], before: tuple[int, dict], after: tuple[int, dict]) -> bool:
     """Whether the later call repeats the earlier one: same tool, same arguments, and no
     different result came back in between."""
-    if call_made(before[1]) != call_made(after[1]):
-        return False
+    made = call_made(before[1])
+    if made[0] is None or made != call_made(after[1]):
+        return False  # a call of no named function: what it does is not compared
     first, second = _result_of(messages, *before), _result_of(messages, *after)
     return first is None or second is None or first == second
 
