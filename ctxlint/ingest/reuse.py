@@ -145,8 +145,8 @@ def _hint(text: bytes, array: int) -> bytes:
 
 def _messages_of(value: Any) -> Any:
     """The messages list where shapes.normalize reads it: bare, envelope (its request, or the
-    request's HTTP body) or batch line (`body`, Anthropic's `params`), and under `input` (a DashScope body, a Bedrock
-    invocation log's `input.inputBodyJson`)."""
+    request's HTTP body) or batch line (`body`, Anthropic's `params`), and under `input` (a
+    DashScope body, a Bedrock invocation log's `input.inputBodyJson`)."""
     if not isinstance(value, dict):
         return None
     request = value.get("request")

@@ -30,8 +30,8 @@ LOG_FIELDS = frozenset(TIMESTAMP_KEYS + tuple(key for key in SESSION_KEYS if "."
 
 @dataclass(slots=True, frozen=True)
 class BatchOutput:
-    """A batch's output line (OpenAI's Batch API, Anthropic's Message Batches), joined to its
-    input line on custom_id."""
+    """A batch's output line (OpenAI's Batch API, Anthropic's Message Batches, the Gemini
+    Batch API), joined to its input line on its id (custom_id, Gemini's key)."""
 
     file: str
     line: int
@@ -82,15 +82,40 @@ def line_session_key(obj: dict[str, Any], key_path: str | None) -> str | None:
     return _session_key(obj, key_path)
 
 
-def _batch_request(obj: dict[str, Any]) -> str | None:
-    """The member that holds a batch input line's request body: OpenAI's Batch API's
-    `{"custom_id", "method", "url", "body"}`, Anthropic's Message Batches'
-    `{"custom_id", "params"}`; None for any other line."""
-    if not isinstance(obj.get("custom_id"), str):
+def _batch_request(obj: dict[str, Any]) -> tuple[str, str] | None:
+    """The member that holds a batch input line's request body, and the id its output line
+    names it by: OpenAI's Batch API's `{"custom_id", "method", "url", "body"}`, Anthropic's
+    Message Batches' `{"custom_id", "params"}`, the Gemini Batch API's `{"key", "request"}`;
+    None for any other line."""
+    custom_id = obj.get("custom_id")
+    if isinstance(custom_id, str):
+        if "body" in obj and ("method" in obj or "url" in obj):
+            return "body", custom_id
+        return ("params", custom_id) if isinstance(obj.get("params"), dict) else None
+    key = gemini.batch_key(obj)
+    return ("request", key) if key is not None and "request" in obj else None
+
+
+def _batch_answer(obj: dict[str, Any]) -> tuple[str, Response] | None:
+    """The id and the answer of a batch output line: OpenAI's `{"custom_id", "response":
+    {"status_code", "body"}}` or its `error`, Anthropic's `{"custom_id", "result"}`, the
+    Gemini Batch API's `{"key", "response"}` or its error status; None for any other line."""
+    custom_id = obj.get("custom_id")
+    if isinstance(custom_id, str):
+        if isinstance(obj.get("result"), dict):
+            return custom_id, anthropic.batch_result(obj["result"])
+        if "response" not in obj and "error" not in obj:
+            return None
+        response = obj.get("response")
+        if isinstance(response, dict) and ("body" in response or "status_code" in response):
+            parsed = parse_response(response.get("body"), response.get("status_code") if isinstance(response.get("status_code"), int) else None)
+        else:
+            parsed = Response(error=obj.get("error") if isinstance(obj.get("error"), dict) else {"message": str(obj.get("error"))})
+        return custom_id, parsed or Response()
+    key = gemini.batch_key(obj)
+    if key is None or "request" in obj:
         return None
-    if "body" in obj and ("method" in obj or "url" in obj):
-        return "body"
-    return "params" if isinstance(obj.get("params"), dict) else None
+    return key, reply_of(obj["response"], None) if "response" in obj else gemini.batch_failure(obj)
 
 
 def _invocation_session_key(obj: dict[str, Any], key_path: str | None) -> str | None:
@@ -441,27 +466,16 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         return Skipped(file, line, reason)
     if bedrock_logs.is_invocation_log(obj):
         return _invocation_record(obj, file, line, session_key_path, reused, within)
-    key = gemini.batch_key(obj)
-    if key is not None:
-        if "request" in obj:
-            return body_record(obj["request"], file, line, "batch", "/request", reused, custom_id=key,
-                               session_key=_session_key(obj, session_key_path) if session_key_path else None)
-        return BatchOutput(file, line, key, reply_of(obj["response"], None) if "response" in obj else gemini.batch_failure(obj))
+    batched = _batch_request(obj)  # before envelopes: Gemini's batch requests are under `request`
+    if batched is not None:
+        member, named = batched
+        return body_record(obj[member], file, line, "batch", f"/{member}", reused, custom_id=named,
+                           session_key=_session_key(obj, session_key_path) if session_key_path else None)
     if isinstance(obj.get("request"), dict) or ("request" in obj and "messages" not in obj):
         return _envelope(obj, "request", "response", file, line, session_key_path, reused)
-    batched = _batch_request(obj)
-    if batched is not None:
-        return body_record(obj[batched], file, line, "batch", f"/{batched}", reused, custom_id=obj["custom_id"],
-                           session_key=_session_key(obj, session_key_path) if session_key_path else None)
-    if isinstance(obj.get("custom_id"), str) and isinstance(obj.get("result"), dict):  # Anthropic's Message Batches
-        return BatchOutput(file, line, obj["custom_id"], anthropic.batch_result(obj["result"]))
-    if isinstance(obj.get("custom_id"), str) and ("response" in obj or "error" in obj):
-        response = obj.get("response")
-        if isinstance(response, dict) and ("body" in response or "status_code" in response):
-            parsed = parse_response(response.get("body"), response.get("status_code") if isinstance(response.get("status_code"), int) else None)
-        else:
-            parsed = Response(error=obj.get("error") if isinstance(obj.get("error"), dict) else {"message": str(obj.get("error"))})
-        return BatchOutput(file, line, obj["custom_id"], parsed or Response())
+    answer = _batch_answer(obj)
+    if answer is not None:
+        return BatchOutput(file, line, *answer)
     if "messages" not in obj and _traced_generation(obj):
         return _generation_record(obj, file, line, session_key_path, within)
     if posthog.is_event(obj):
