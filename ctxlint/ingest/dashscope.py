@@ -21,8 +21,8 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from ctxlint.chat import str_or_none
-from ctxlint.ingest.record import Response, http_status
-from ctxlint.ingest.source_map import kept_in_place, member_pointers
+from ctxlint.ingest.record import http_status
+from ctxlint.ingest.source_map import SourceMap, kept_in_place, member_pointers
 
 NAME = "DashScope generation"
 MESSAGES = "input/messages"
@@ -38,9 +38,9 @@ def is_body(body: dict[str, Any]) -> bool:
             and ("model" in body or "parameters" in body))
 
 
-def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
     """The chat-completions body a DashScope body stands for, and the map back into it."""
-    settings = body.get(SETTINGS) if isinstance(body.get(SETTINGS), dict) else {}
+    settings = _settings(body)
     request = {**settings, **{name: value for name, value in body.items() if name not in ("input", SETTINGS)}}
     request["messages"] = [_message(message) for message in body["input"]["messages"]]
     source_map = kept_in_place(request["messages"], MESSAGES)
@@ -50,7 +50,7 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], Any]:
 def sent_pointer(body: dict[str, Any]) -> Callable[[str], str]:
     """Where a JSON pointer into the chat body to_chat makes points in the DashScope body:
     the messages under `input`, the settings under `parameters`."""
-    settings = body.get(SETTINGS) if isinstance(body.get(SETTINGS), dict) else {}
+    settings = _settings(body)
 
     def pointer(normalized: str) -> str:
         name = normalized.split("/", 2)[1] if normalized.startswith("/") else ""
@@ -58,6 +58,11 @@ def sent_pointer(body: dict[str, Any]) -> Callable[[str], str]:
             return f"/input{normalized}"
         return f"/{SETTINGS}{normalized}" if name in settings else normalized
     return pointer
+
+
+def _settings(body: dict[str, Any]) -> dict[str, Any]:
+    settings = body.get(SETTINGS)
+    return settings if isinstance(settings, dict) else {}
 
 
 def _message(message: Any) -> Any:
@@ -85,53 +90,43 @@ def is_event_stream(chunks: list[dict[str, Any]]) -> bool:
     return bool(chunks) and is_reply(chunks[0])
 
 
-def parse_reply(body: dict[str, Any], status: int | None = None) -> Response:
-    return assemble_events([body], status)
-
-
-def assemble_events(chunks: list[dict[str, Any]], status: int | None = None) -> Response:
-    """One reply from DashScope's chunks (one object, or one per event when streamed)."""
+def as_chat_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> tuple[list[dict[str, Any]], int | None]:
+    """DashScope's chunks (one object, or one per event when streamed) as chat.completion
+    chunks, and the HTTP status: a failure as their error, choices and counts as theirs; of
+    chunks that each hold the reply so far (DashScope's default), the last alone."""
     last = chunks[-1]
     code = str_or_none(last.get("code"))
     status = status or http_status(last.get("status_code"))
     if code or (status is not None and status >= 400):
-        return Response(error={"code": code, "message": str_or_none(last.get("message")) or code}, status=status)
-    messages, finish_reason = [], None
-    for chunk in chunks:
-        output = chunk.get("output") if isinstance(chunk.get("output"), dict) else {}
-        choices = output.get("choices")
-        choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
-        if choice is not None and isinstance(choice.get("message"), dict):
-            messages.append(choice["message"])
-        elif isinstance(output.get("text"), str):  # result_format "text"
-            messages.append({"role": "assistant", "content": output["text"]})
-        reason = (choice or output).get("finish_reason")
-        if isinstance(reason, str) and reason != STILL_GENERATING:
-            finish_reason = reason
-    usage = last.get("usage") if isinstance(last.get("usage"), dict) else {}
-    prompt = usage.get("input_tokens")
-    return Response(message=_joined(messages) if messages else None, finish_reason=finish_reason, status=status,
-                    usage={"prompt_tokens": prompt} if isinstance(prompt, int) else None, id=str_or_none(last.get("request_id")))
-
-
-def _joined(messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """The reply the chunks' messages make: the last, when each holds the reply so far
-    (DashScope's default), else their text and reasoning joined and their calls merged."""
-    so_far = [_generated(message) for message in messages]
+        return [{"error": {"code": code, "message": str_or_none(last.get("message")) or code}}], status
+    messages = [_message_of(chunk) for chunk in chunks]
+    so_far = [_generated(message) for message in messages if message is not None]
     if all(later.startswith(earlier) for earlier, later in zip(so_far, so_far[1:])):
-        return _reply_message(messages[-1])
-    joined: dict[str, Any] = {"role": "assistant", "content": "".join(_text(message.get("content")) for message in messages)}
-    reasoning = "".join(message["reasoning_content"] for message in messages if isinstance(message.get("reasoning_content"), str))
-    if reasoning:
-        joined["reasoning_content"] = reasoning
-    calls: dict[int, dict[str, Any]] = {}
-    for message in messages:
-        for position, call in enumerate(message.get("tool_calls") or ()):
-            if isinstance(call, dict):
-                _merge_call(calls, call.get("index", position), call)
-    if calls:
-        joined["tool_calls"] = [calls[index] for index in sorted(calls)]
-    return joined
+        chunks, messages = chunks[-1:], messages[-1:]
+    return [_chat_chunk(chunk, message) for chunk, message in zip(chunks, messages)], status
+
+
+def _message_of(chunk: dict[str, Any]) -> dict[str, Any] | None:
+    """The message a chunk holds (with `result_format: "text"`, its text)."""
+    output = chunk.get("output") if isinstance(chunk.get("output"), dict) else {}
+    choice = _choice(output)
+    if choice is not None and isinstance(choice.get("message"), dict):
+        return _reply_message(choice["message"])
+    return {"role": "assistant", "content": output["text"]} if isinstance(output.get("text"), str) else None
+
+
+def _choice(output: dict[str, Any]) -> dict[str, Any] | None:
+    choices = output.get("choices")
+    return choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+
+
+def _chat_chunk(chunk: dict[str, Any], message: dict[str, Any] | None) -> dict[str, Any]:
+    output = chunk.get("output") if isinstance(chunk.get("output"), dict) else {}
+    reason = (_choice(output) or output).get("finish_reason")
+    usage = chunk.get("usage") if isinstance(chunk.get("usage"), dict) else {}
+    prompt = usage.get("input_tokens")
+    return {"id": chunk.get("request_id"), "usage": {"prompt_tokens": prompt} if isinstance(prompt, int) else None,
+            "choices": [{"index": 0, "message": message, "finish_reason": None if reason == STILL_GENERATING else reason}]}
 
 
 def _generated(message: dict[str, Any]) -> str:
@@ -141,15 +136,6 @@ def _generated(message: dict[str, Any]) -> str:
     written = [str_or_none(call["function"].get(part)) or "" for call in calls
                if isinstance(call, dict) and isinstance(call.get("function"), dict) for part in ("name", "arguments")]
     return "".join((str_or_none(message.get("reasoning_content")) or "", _text(message.get("content")), *written))
-
-
-def _merge_call(calls: dict[int, dict[str, Any]], index: Any, call: dict[str, Any]) -> None:
-    function = call.get("function") if isinstance(call.get("function"), dict) else {}
-    merged = calls.setdefault(index if isinstance(index, int) else len(calls), {"id": None, "type": "function", "function": {"name": None, "arguments": ""}})
-    merged["id"] = merged["id"] or str_or_none(call.get("id"))
-    merged["function"]["name"] = merged["function"]["name"] or str_or_none(function.get("name"))
-    if isinstance(function.get("arguments"), str):
-        merged["function"]["arguments"] += function["arguments"]
 
 
 def _reply_message(message: dict[str, Any]) -> dict[str, Any]:

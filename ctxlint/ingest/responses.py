@@ -45,7 +45,7 @@ def parse_response(body: Any, status: int | None = None) -> Response | None:
     if converse.is_response_body(body):
         return converse.parse_response_object(body, status)
     if dashscope.is_reply(body):
-        return dashscope.parse_reply(body, status)
+        return assemble_chunks([body], status)
     if body.get("role") == "assistant":  # the reply's message alone, as trace exports keep it
         return Response(message=body, status=status)
     message = body.get("message")
@@ -127,8 +127,8 @@ def assemble_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> 
         return ollama.assemble_events(chunks, status)
     if converse.is_event_stream(chunks):
         return converse.assemble_events(chunks, status)
-    if dashscope.is_event_stream(chunks):
-        return dashscope.assemble_events(chunks, status)
+    if dashscope.is_event_stream(chunks):  # its choices are chat-completions', under `output`
+        chunks, status = dashscope.as_chat_chunks(chunks, status)
     parts: dict[str, list[str]] = {"content": [], **{name: [] for name in REASONING_FIELDS[:2]}}
     details: list[Any] = []
     calls: dict[int, dict[str, Any]] = {}
