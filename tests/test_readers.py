@@ -1454,3 +1454,28 @@ def test_a_dashscope_status_that_is_no_http_status_is_not_taken(tmp_path):
     (tmp_path / "status.jsonl").write_text(orjson.dumps(line).decode().replace('"STATUS"', str(2 ** 64 - 1)) + "\n")
     report = json_report(str(tmp_path / "status.jsonl"))
     assert report["findings"] == [] and report["summary"]["records"] == 1
+
+
+def test_agents_session_transcripts_are_skipped_saying_what_they_are(tmp_path):
+    """Claude Code's and Codex's own session files record the conversation as stored, not
+    the requests sent: counted as skipped with that reason (CTX900s and unanswered reply
+    lines before), in one process or several."""
+    claude = [{"type": "summary", "summary": "Fixing the build", "leafUuid": "a1"},
+              {"type": "user", "message": {"role": "user", "content": "Hello"}, "uuid": "u1", "parentUuid": None, "sessionId": "s1",
+               "isSidechain": False, "timestamp": "2026-12-01T10:00:00Z"},
+              {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s1", "requestId": "req_1",
+               "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                           "content": [{"type": "text", "text": "Hi."}], "stop_reason": "end_turn", "usage": {"input_tokens": 9, "output_tokens": 2}}}]
+    codex = [{"timestamp": "2026-12-01T10:00:00Z", "type": "session_meta", "payload": {"id": "s2", "cwd": "/w"}},
+             {"timestamp": "2026-12-01T10:00:01Z", "type": "response_item",
+              "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix it"}]}}]
+    logs = [write_records(tmp_path / "claude.jsonl", claude), write_records(tmp_path / "codex.jsonl", codex)]
+    report = json_report(*logs)
+    assert report["findings"] == [] and report["summary"]["records"] == 0
+    assert report["summary"]["skipped"] == {
+        "Claude Code session transcript line: the conversation as stored, not a request sent (log requests with claude-trace or a proxy)": 3,
+        "Codex session rollout line: the conversation as stored, not a request sent (log requests with a proxy)": 2}
+    assert run_cli("check", "--format", "json", "--jobs", "2", *logs).stdout == run_cli("check", "--format", "json", *logs).stdout
+    # a line that holds a request is read as one, whatever else it names
+    line = {"sessionId": "s3", "parentUuid": None, "type": "call", "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}}
+    assert json_report(write_records(tmp_path / "own.jsonl", [line]))["summary"]["records"] == 1

@@ -12,7 +12,7 @@ import orjson
 
 from ctxlint.chat import dotted, json_type, str_or_none
 from ctxlint.ingest import (anthropic, bedrock_logs, converse, dashscope, gemini, langchain, langsmith, ollama, openai_responses, otel,
-                            posthog, trace_exports)
+                            posthog, trace_exports, transcripts)
 from ctxlint.ingest.call_ids import numbered_reply
 from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, http_status, iso_seconds, too_deep
@@ -461,7 +461,7 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
     `within`: the JSON pointer of the member the record was found in, where it was."""
     if not isinstance(obj, dict):
         return InputProblem(file, line, f"{NOT_AN_OBJECT}{json_type(obj)}, not an object")
-    reason = trace_exports.skipped_reason(obj)
+    reason = trace_exports.skipped_reason(obj) or transcripts.skipped_reason(obj)
     if reason is not None:
         return Skipped(file, line, reason)
     if bedrock_logs.is_invocation_log(obj):
