@@ -230,6 +230,8 @@ def check(
         typer.echo(f"ctxlint: error: {error}", err=True)
     if report.io_errors:
         raise typer.Exit(2)
+    if report.records == 0 and not quiet:  # a gate over the wrong files passes on nothing: say so
+        typer.echo("ctxlint: warning: no request found to lint (the summary counts what was skipped, and why)", err=True)
     if exit_zero or write_baseline is not None:
         raise typer.Exit(0)
     failed = report.fails(fail_on) or (fail_on_unchecked and bool(report.unchecked()))

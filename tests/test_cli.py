@@ -151,3 +151,15 @@ def test_a_file_given_twice_is_read_once(tmp_path):
     for given in ((DEMO, DEMO), (str(FIXTURES / "demo"), DEMO), (DEMO, str(link))):
         report = json_report(*given)
         assert report["findings"] == once["findings"] and report["summary"]["records"] == 5, given
+
+
+def test_a_run_that_finds_no_request_says_so(tmp_path):
+    """A gate pointed at files that hold no request (a wrong path, an agent's transcript)
+    would pass on nothing: it still exits 0, and warns on stderr unless --quiet."""
+    log = tmp_path / "metrics.jsonl"
+    log.write_text('{"resourceMetrics": []}\n')
+    result = run_cli("check", str(log))
+    assert result.exit_code == 0
+    assert "ctxlint: warning: no request found to lint" in result.stderr
+    assert "no request found" not in run_cli("check", "--quiet", str(log)).stderr
+    assert "no request found" not in run_cli("check", str(FIXTURES / "demo" / "broken-agent.jsonl")).stderr
