@@ -1479,3 +1479,34 @@ def test_agents_session_transcripts_are_skipped_saying_what_they_are(tmp_path):
     # a line that holds a request is read as one, whatever else it names
     line = {"sessionId": "s3", "parentUuid": None, "type": "call", "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}}
     assert json_report(write_records(tmp_path / "own.jsonl", [line]))["summary"]["records"] == 1
+
+
+def test_deprecated_function_calling_is_judged_as_tool_calling(tmp_path):
+    """A request that declares `functions` is read as tool calling: the call turn the app
+    dropped from its history is found; the same call made twice, and a function result
+    the app injected with no call before it (that API took one), are legal. Its
+    calls' arguments are checked where they are, under `function_call`."""
+    log = READERS / "legacy_function_calling_call_turn_dropped.jsonl"
+    report = json_report(str(log))
+    assert [(f["code"], f["line"], f["session"]) for f in report["findings"]] == [("CTX016", 3, "wx-1")]
+    lines = [orjson.loads(line) for line in log.read_bytes().splitlines()]
+    broken = lines[1]
+    broken["request"]["messages"][2]["function_call"]["arguments"] = '{"city": "Bos'
+    unanswered = lines[2]
+    unanswered["request"]["messages"] = [*lines[1]["request"]["messages"][:3], {"role": "user", "content": "{\"temp_c\": 22}"}]
+    found = json_report(write_records(tmp_path / "broken.jsonl", [broken, unanswered]))
+    assert [(f["code"], f["line"], f["pointer"]) for f in found["findings"] if f["code"] in ("CTX012", "CTX009")] == [
+        ("CTX012", 1, "/messages/2/function_call/arguments"), ("CTX009", 2, "/messages/3")]
+
+
+def test_deprecated_function_calls_named_by_no_string_are_read_not_crashed_on(tmp_path):
+    """Found by mutation, crashes before: a function call or result whose name is no
+    string, and a `functions` member that is no list (CTX013 read it as one)."""
+    call = {"role": "assistant", "content": None, "function_call": {"name": {"n": 1}, "arguments": "{}"}}
+    result = {"role": "function", "name": {"n": 1}, "content": "r"}
+    lines = [{"model": "gpt-4-0613", "functions": [{"name": "f"}], "messages": [{"role": "user", "content": "hi"}, call, result]},
+             {"model": "gpt-4-0613", "functions": True, "tools": [{"type": "function", "function": {"name": "f"}}],
+              "messages": [{"role": "user", "content": "hi"}]}]
+    report = json_report(write_records(tmp_path / "odd.jsonl", lines))
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX900", 1, "/messages/1/function_call/name")]
+    assert report["summary"]["records"] == 1

@@ -11,8 +11,8 @@ from urllib.parse import unquote
 import orjson
 
 from ctxlint.chat import dotted, json_type, str_or_none
-from ctxlint.ingest import (anthropic, bedrock_logs, converse, dashscope, gemini, langchain, langsmith, ollama, openai_responses, otel,
-                            posthog, trace_exports, transcripts)
+from ctxlint.ingest import (anthropic, bedrock_logs, converse, dashscope, gemini, langchain, langsmith, legacy_functions, ollama,
+                            openai_responses, otel, posthog, trace_exports, transcripts)
 from ctxlint.ingest.call_ids import numbered_reply
 from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, http_status, iso_seconds, too_deep
@@ -341,6 +341,10 @@ def body_record(body: Any, file: str, line: int, shape: str, pointer_base: str, 
     elif dashscope.is_body(body):
         sent = dashscope.sent_pointer(body)
         body, fields["source_map"] = dashscope.to_chat(body)
+    elif legacy_functions.is_body(body):
+        sent = legacy_functions.sent_pointer(body)
+        body, fields["source_map"] = legacy_functions.to_chat(body)
+        fields["response"] = numbered_reply(body["messages"], legacy_functions.reply(fields.get("response")))
     if isinstance(body.get("messages"), list):
         INTERNER.intern(body["messages"], reused)
     problem = schema_problem(body, file, line, pointer_base, reused, sent)

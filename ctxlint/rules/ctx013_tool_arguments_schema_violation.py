@@ -10,11 +10,12 @@ from ctxlint.rules.base import Rule, Violation
 def declared_tools(request: dict) -> dict[str, dict]:
     """Function name -> its declaration, from `tools` (and legacy `functions`)."""
     declared = {}
-    for tool in request.get("tools") or []:
+    tools, functions = request.get("tools"), request.get("functions")
+    for tool in tools if isinstance(tools, list) else ():
         function = tool.get("function") if isinstance(tool, dict) else None
         if isinstance(function, dict) and isinstance(function.get("name"), str):
             declared[function["name"]] = function
-    for function in request.get("functions") or []:
+    for function in functions if isinstance(functions, list) else ():  # not in the schema: anything may stand there
         if isinstance(function, dict) and isinstance(function.get("name"), str):
             declared[function["name"]] = function
     return declared
