@@ -1510,3 +1510,23 @@ def test_deprecated_function_calls_named_by_no_string_are_read_not_crashed_on(tm
     report = json_report(write_records(tmp_path / "odd.jsonl", lines))
     assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX900", 1, "/messages/1/function_call/name")]
     assert report["summary"]["records"] == 1
+
+
+def test_a_streamed_deprecated_function_call_is_the_replys_call(tmp_path):
+    """The deprecated API streams its one call as `delta.function_call` pieces (they were
+    lost, the reply read as empty); the next request that leaves the call out drops it."""
+    chunks = [{"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"role": "assistant", "function_call": {"name": "get_weather", "arguments": ""}}}]},
+              {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"function_call": {"arguments": '{"city": '}}}]},
+              {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"function_call": {"arguments": '"Oslo"}'}}}]},
+              {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "function_call"}]}]
+    response = parse_response(chunks)
+    assert response.message["function_call"] == {"name": "get_weather", "arguments": '{"city": "Oslo"}'}
+    functions = [{"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]
+    asked = {"role": "user", "content": "Weather in Oslo?"}
+    call = {"role": "assistant", "content": None, "function_call": response.message["function_call"]}
+    answered = {"role": "function", "name": "get_weather", "content": '{"temp": 3}'}
+    lines = [{"session_id": "s", "request": {"model": "gpt-4-0613", "functions": functions, "messages": [asked]}, "response": chunks},
+             {"session_id": "s", "request": {"model": "gpt-4-0613", "functions": functions, "messages": [asked, call, answered]}}]
+    assert json_report(write_records(tmp_path / "kept.jsonl", lines))["findings"] == []
+    lines[1]["request"]["messages"] = [asked, {"role": "user", "content": "Weather in Oslo, please?"}]
+    assert code_lines(json_report(write_records(tmp_path / "dropped.jsonl", lines))) == [("CTX003", 2), ("CTX016", 2)]

@@ -132,6 +132,7 @@ def assemble_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> 
     parts: dict[str, list[str]] = {"content": [], **{name: [] for name in REASONING_FIELDS[:2]}}
     details: list[Any] = []
     calls: dict[int, dict[str, Any]] = {}
+    function_call: dict[str, Any] = {}  # the deprecated API's one call, streamed as its name and its arguments' pieces
     finish_reason = usage = model = error = reply_id = None
     streamed = False  # a chunk carried choices: what came is a stream of one, not objects of another kind
     for chunk in chunks:
@@ -163,6 +164,10 @@ def assemble_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> 
             for position, fragment in enumerate(fragments if isinstance(fragments, list) else ()):
                 if isinstance(fragment, dict):
                     _merge_call(calls, fragment, position)
+            piece = delta.get("function_call")
+            if isinstance(piece, dict):
+                function_call.setdefault("name", piece.get("name"))
+                function_call["arguments"] = function_call.get("arguments", "") + (piece["arguments"] if isinstance(piece.get("arguments"), str) else "")
     if error is not None:
         return Response(error=error, status=status, model=model)
     if not streamed:
@@ -175,6 +180,8 @@ def assemble_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> 
         message["reasoning_details"] = merged_details(details)
     if calls:
         message["tool_calls"] = [calls[index] for index in sorted(calls)]
+    if function_call:
+        message["function_call"] = function_call
     return Response(message=message, finish_reason=finish_reason, usage=usage, status=status, model=model, id=reply_id)
 
 
