@@ -17,6 +17,7 @@ arguments at `/messages/2/function_call/arguments`).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any, Callable
 
 from ctxlint.ingest.call_ids import unnamed_call_id
@@ -40,7 +41,7 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
         chosen = body["function_call"]
         request["tool_choice"] = {"type": "function", "function": chosen} if isinstance(chosen, dict) else chosen
     seen: dict[str, int] = {}
-    waiting: dict[Any, str] = {}  # the call the last assistant message made, by its function: its id
+    waiting: dict[str | None, str] = {}  # the call the last assistant message made, by its function: its id
     messages, origins = [], []
     for index, message in enumerate(body["messages"]):
         pointer, calls = f"/messages/{index}", ()
@@ -88,9 +89,8 @@ def reply(response: Response | None) -> Response | None:
     if not isinstance(message, dict) or not isinstance(message.get("function_call"), dict):
         return response
     converted, _, _ = _with_tool_call(message, {})
-    finish = "tool_calls" if response.finish_reason == "function_call" else response.finish_reason
-    return Response(message=converted, finish_reason=finish, usage=response.usage, error=response.error,
-                    status=response.status, model=response.model, id=response.id)
+    return replace(response, message=converted,
+                   finish_reason="tool_calls" if response.finish_reason == "function_call" else response.finish_reason)
 
 
 def _name(named: dict[str, Any]) -> str | None:
