@@ -1265,7 +1265,8 @@ def test_a_bedrock_tool_loop_that_sends_its_thinking_back_is_clean(tmp_path):
 
 def test_bedrock_invocation_logs_as_cloudwatch_hands_them_out(tmp_path):
     """The same records from CloudWatch Logs: a Logs Insights export (JSON lines, or a JSON
-    list, of `@timestamp` and `@message`), and `aws logs filter-log-events` output."""
+    list, of `@timestamp` and `@message`), `aws logs filter-log-events` output and a Logs
+    Insights query's results."""
     lines = _bedrock_lines()
     wrapped = [{"@timestamp": line["timestamp"], "@message": orjson.dumps(line).decode()} for line in lines]
     insights = write_records(tmp_path / "insights.jsonl", wrapped)
@@ -1275,9 +1276,13 @@ def test_bedrock_invocation_logs_as_cloudwatch_hands_them_out(tmp_path):
     events.write_bytes(orjson.dumps({"events": [{"logStreamName": "aws/bedrock/modelinvocations", "timestamp": 1764579600000 + index,
                                                   "message": message["@message"], "eventId": str(index)} for index, message in enumerate(wrapped)],
                                      "searchedLogStreams": []}, option=orjson.OPT_INDENT_2))
+    query = tmp_path / "query.json"  # `aws logs get-query-results`: each row a list of its fields
+    query.write_bytes(orjson.dumps({"results": [[{"field": name, "value": value} for name, value in row.items()] for row in wrapped],
+                                    "statistics": {"recordsMatched": 7.0}, "status": "Complete"}, option=orjson.OPT_INDENT_2))
     # the third record starts on line 3 of the JSON lines, 10 of the list (each element takes four lines
-    # after the opening "["), 15 of the events (each takes six lines after the two that open the document)
-    for log, line in ((insights, 3), (str(download), 10), (str(events), 15)):
+    # after the opening "["), 15 of the events (each takes six lines after the two that open the document),
+    # 23 of the query's results (each row takes ten)
+    for log, line in ((insights, 3), (str(download), 10), (str(events), 15), (str(query), 23)):
         report = json_report(log)
         assert [(f["code"], f["line"], f["session"]) for f in report["findings"]] == [("CTX004", line, "support-42")], log
         assert report["summary"]["skipped"] == BEDROCK_SKIPS

@@ -81,16 +81,27 @@ def _log_records(path: str, text: str, data: Any, session_key: str | None) -> It
         line += text.count("\n", start, position)
 
 
-def _holds_log_events(data: Any) -> bool:
-    """CloudWatch Logs' events as `aws logs filter-log-events` and `get-log-events` print
-    them: `{"events": [{"timestamp", "message", …}, …]}`, each message a line of the log."""
-    events = data.get("events") if isinstance(data, dict) else None
-    return isinstance(events, list) and bool(events) and all(isinstance(event, dict) and isinstance(event.get("message"), str) for event in events)
+def _log_events(data: Any) -> tuple[str, list[dict[str, Any]]] | None:
+    """CloudWatch Logs' events as its CLI prints them, and the member that holds them:
+    `aws logs filter-log-events` and `get-log-events` (`{"events": [{"timestamp",
+    "message"}, …]}`), a Logs Insights query's `get-query-results` (`{"results": [[{"field":
+    "@message", "value"}, …], …]}`, each row read as the object of its fields). None for
+    any other document."""
+    if not isinstance(data, dict):
+        return None
+    events, rows = data.get("events"), data.get("results")
+    if isinstance(events, list) and events and all(isinstance(event, dict) and isinstance(event.get("message"), str) for event in events):
+        return "events", events
+    if isinstance(rows, list) and rows and all(isinstance(row, list) for row in rows) and all(
+            isinstance(cell, dict) and isinstance(cell.get("field"), str) and "value" in cell for row in rows for cell in row):
+        return "results", [{cell["field"]: cell["value"] for cell in row} for row in rows]
+    return None
 
 
-def _log_events(path: str, text: str, events: list[dict[str, Any]], session_key: str | None) -> Iterator[Record | InputProblem | Skipped | BatchOutput]:
+def _read_log_events(path: str, text: str, member: str, events: list[dict[str, Any]],
+                     session_key: str | None) -> Iterator[Record | InputProblem | Skipped | BatchOutput]:
     """Each event read as the log line its message is, at the line of the file where the event starts."""
-    pointers = [f"/events/{index}" for index in range(len(events))]
+    pointers = [f"/{member}/{index}" for index in range(len(events))]
     lines = pointer_lines(text, set(pointers))
     for pointer, event in zip(pointers, events):
         yield from as_items(event, path, lines.get(pointer, 1), session_key)
@@ -156,8 +167,9 @@ def read_json_document(source: Source, session_key: str | None = None) -> Iterat
         lines = pointer_lines(raw.decode("utf-8", "replace"), set(pointers))
         yield from read_interactions(source.path, interactions, [lines.get(pointer, 1) for pointer in pointers])
         return
-    if _holds_log_events(data):
-        yield from _log_events(source.path, raw.decode("utf-8", "replace"), data["events"], session_key)
+    held = _log_events(data)
+    if held is not None:
+        yield from _read_log_events(source.path, raw.decode("utf-8", "replace"), *held, session_key)
         return
     if _is_tau2_results(data):
         trajectories = list(_tau2_trajectories(data))
