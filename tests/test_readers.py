@@ -1535,3 +1535,46 @@ def test_a_streamed_deprecated_function_call_is_the_replys_call(tmp_path):
     assert json_report(write_records(tmp_path / "kept.jsonl", lines))["findings"] == []
     lines[1]["request"]["messages"] = [asked, {"role": "user", "content": "Weather in Oslo, please?"}]
     assert code_lines(json_report(write_records(tmp_path / "dropped.jsonl", lines))) == [("CTX003", 2), ("CTX016", 2)]
+
+
+def _kong_entry(step: int, body: dict | None, reply: dict | None, layout: str = "3.9") -> dict:
+    """A Kong log entry of a call its ai-proxy plugin proxied (`layout` 3.8: the request
+    payload beside the plugins, counts as `prompt_token`), or of no AI call (body None)."""
+    entry = {"workspace": "w1", "upstream_uri": "/v1/chat/completions", "latencies": {"kong": 2, "proxy": 900}, "started_at": 1787113201719 + step * 1000,
+             "request": {"id": f"req{step}", "uri": "/chat", "method": "POST", "headers": {"content-type": "application/json"}},
+             "response": {"status": 200, "headers": {"content-type": "application/json"}}, "service": {"name": "llm"}}
+    if body is None:
+        return entry
+    plugin = {"meta": {"request_model": "gpt-4o", "provider_name": "openai"}, "usage": {"prompt_tokens": 100 + step, "completion_tokens": 10}}
+    if layout == "3.8":
+        plugin["usage"] = {"prompt_token": 100 + step, "completion_token": 10}
+        entry["ai"] = {"payload": {"request": orjson.dumps(body).decode()}, "proxy": {**plugin, "payload": {"response": orjson.dumps(reply).decode()}}}
+    elif layout == "no payloads":
+        entry["ai"] = {"proxy": plugin}
+    else:
+        entry["ai"] = {"proxy": {**plugin, "payload": {"request": orjson.dumps(body).decode(), "response": orjson.dumps(reply).decode()}}}
+    return entry
+
+
+@pytest.mark.parametrize("layout", ["3.9", "3.8"])
+def test_kong_ai_gateway_entries_are_read_as_the_calls_they_log(tmp_path, layout):
+    """A Kong log entry's `request` is the HTTP exchange's metadata, not a body (a CTX900
+    before); the call is in the AI plugin's payloads, JSON text, the model in its meta."""
+    ask = [{"role": "user", "content": "Where is order 55?"}]
+    call = {"role": "assistant", "content": None, "tool_calls": [{"id": "call_k1", "type": "function", "function": {"name": "lookup", "arguments": '{"id": "55"}'}}]}
+    first = {"choices": [{"index": 0, "message": call, "finish_reason": "tool_calls"}]}
+    second = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "Shipped."}, "finish_reason": "stop"}]}
+    result = {"role": "tool", "tool_call_id": "call_k1", "content": "shipped"}
+    entries = [_kong_entry(0, {"messages": ask}, first, layout), _kong_entry(1, {"messages": [*ask, result]}, second, layout),
+               _kong_entry(2, None, None), _kong_entry(3, {"messages": ask}, first, "no payloads")]
+    report = json_report(write_records(tmp_path / "kong.jsonl", entries))
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX001", 2, "/messages/1"), ("CTX016", 2, None)]
+    assert report["summary"]["skipped"] == {"Kong Gateway log entry of no AI call": 1,
+                                            "Kong AI Gateway log entry without its payloads (the AI plugin's log_payloads off)": 1}
+    assert report["summary"]["token_counters"] == {"server": 2} and report["sessions"][0]["turns"][0]["window"] == 128_000
+    entries[1] = _kong_entry(1, {"messages": [*ask, call, result]}, second, layout)
+    assert json_report(write_records(tmp_path / "kept.jsonl", entries))["findings"] == []
+    broken = _kong_entry(0, {"messages": ask}, first)
+    broken["ai"]["proxy"]["payload"]["request"] = '{"messages": [tru'
+    problem = json_report(write_records(tmp_path / "broken.jsonl", [broken]))["findings"]
+    assert [(f["code"], f["pointer"]) for f in problem] == [("CTX900", "/ai/proxy/payload/request")]

@@ -17,11 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from ctxlint.chat import str_or_none
 from ctxlint.ingest import gemini, openai_responses
-from ctxlint.ingest.record import Response
+from ctxlint.ingest.record import Response, json_text
 from ctxlint.ingest.responses import parse_response
 
 SCHEMA_TYPE = "ModelInvocationLog"
@@ -37,11 +35,12 @@ CACHED_INPUT_COUNTS = ("cacheReadInputTokenCount", "cacheWriteInputTokenCount")
 
 @dataclass
 class Invocation:
-    """The request an invocation log records: its body (named after the log's model) and
-    what came back."""
+    """The request an invocation log records: its body (named after the log's model), what
+    came back, and the prompt's size as the log counted it."""
 
     body: Any
     response: Response | None
+    prompt_tokens: int | None = None
 
 
 def is_invocation_log(obj: dict[str, Any]) -> bool:
@@ -65,7 +64,7 @@ def invocation(obj: dict[str, Any]) -> Invocation | str:
     logged, output = _member(obj, "input"), _member(obj, "output")
     call = f"Bedrock {str_or_none(obj.get('operation')) or 'model'} call"
     error = str_or_none(obj.get("errorCode"))
-    body = _decoded(logged.get("inputBodyJson"))
+    body = json_text(logged.get("inputBodyJson"))
     # the reasons name no path, model or id: skips are counted by reason
     if body is None:
         if "inputBodyS3Path" in logged:
@@ -79,17 +78,9 @@ def invocation(obj: dict[str, Any]) -> Invocation | str:
         return f"{call} with no messages list (a {_kind(body)} body)"
     if "model" not in body and isinstance(obj.get("modelId"), str):
         body = {**body, "model": obj["modelId"]}
-    return Invocation(body, _reply(output, error, logged))
-
-
-def _decoded(body: Any) -> Any:
-    """A body as the log keeps it, or as an export that wrote the log's JSON columns as text did."""
-    if isinstance(body, str) and body.lstrip().startswith("{"):
-        try:
-            return orjson.loads(body)
-        except orjson.JSONDecodeError:
-            return body
-    return body
+    counted = logged.get("inputTokenCount")
+    cached = sum(logged[name] for name in CACHED_INPUT_COUNTS if isinstance(logged.get(name), int))
+    return Invocation(body, _reply(output, error), counted + cached if isinstance(counted, int) else None)
 
 
 def _member(obj: dict[str, Any], name: str) -> dict[str, Any]:
@@ -113,15 +104,8 @@ def _kind(body: dict[str, Any]) -> str:
     return "model-specific"
 
 
-def _reply(output: dict[str, Any], error: str | None, logged: dict[str, Any]) -> Response | None:
-    """What came back: the error of a failed call, else the logged reply, counted by the
-    log where the reply is not."""
+def _reply(output: dict[str, Any], error: str | None) -> Response | None:
+    """What came back: the error of a failed call, else the logged reply."""
     if error is not None:
         return Response(error={"code": error, "message": error}, status=ERROR_STATUSES.get(error))
-    response = parse_response(output.get("outputBodyJson"))
-    counted = logged.get("inputTokenCount")
-    if isinstance(counted, int) and (response is None or response.usage is None):
-        cached = sum(logged[name] for name in CACHED_INPUT_COUNTS if isinstance(logged.get(name), int))
-        response = response or Response()
-        response.usage = {"prompt_tokens": counted + cached}
-    return response
+    return parse_response(output.get("outputBodyJson"))

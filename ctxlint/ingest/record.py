@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
 
+import orjson
+
 
 def iso_seconds(text: str) -> float | None:
     """An ISO 8601 time as epoch seconds, as Record.timestamp holds it (one without a zone
@@ -15,6 +17,17 @@ def iso_seconds(text: str) -> float | None:
     except ValueError:
         return None
     return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
+
+
+def json_text(value: Any) -> Any:
+    """A value a log kept as the text of JSON (a body an export or a gateway wrote as a
+    string), read as the JSON it holds; anything else, and text that is no JSON, as it is."""
+    if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value
+    return value
 
 
 def http_status(value: Any) -> int | None:

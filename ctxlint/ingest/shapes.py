@@ -11,8 +11,8 @@ from urllib.parse import unquote
 import orjson
 
 from ctxlint.chat import dotted, json_type, str_or_none
-from ctxlint.ingest import (anthropic, bedrock_logs, converse, dashscope, gemini, langchain, langsmith, legacy_functions, ollama,
-                            openai_responses, otel, posthog, trace_exports, transcripts)
+from ctxlint.ingest import (anthropic, bedrock_logs, converse, dashscope, gemini, kong, langchain, langsmith, legacy_functions,
+                            ollama, openai_responses, otel, posthog, trace_exports, transcripts)
 from ctxlint.ingest.call_ids import numbered_reply
 from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, http_status, iso_seconds, too_deep
@@ -470,6 +470,8 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         return Skipped(file, line, reason)
     if bedrock_logs.is_invocation_log(obj):
         return _invocation_record(obj, file, line, session_key_path, reused, within)
+    if kong.is_entry(obj):  # before envelopes: its `request` is the HTTP exchange's metadata
+        return _kong_record(obj, file, line, session_key_path, reused, within)
     batched = _batch_request(obj)  # before envelopes: Gemini's batch requests are under `request`
     if batched is not None:
         member, named = batched
@@ -597,8 +599,29 @@ def _invocation_record(obj: dict[str, Any], file: str, line: int, session_key_pa
     call = bedrock_logs.invocation(obj)
     if isinstance(call, str):
         return Skipped(file, line, call)
-    return body_record(call.body, file, line, "bedrock", within + bedrock_logs.BODY_POINTER, reused, response=call.response,
+    return body_record(call.body, file, line, "bedrock", within + bedrock_logs.BODY_POINTER, reused,
+                       response=_counted_by_log(call.response, call.prompt_tokens),
                        session_key=_invocation_session_key(obj, session_key_path), timestamp=_timestamp(obj))
+
+
+def _kong_record(obj: dict[str, Any], file: str, line: int, session_key_path: str | None, reused: int,
+                 within: str) -> Record | InputProblem | Skipped:
+    """The call a Kong AI Gateway log entry records, with its reply (ingest.kong)."""
+    call = kong.call(obj)
+    if isinstance(call, str):
+        return Skipped(file, line, call)
+    return body_record(call.body, file, line, "kong", within + call.pointer, reused,
+                       response=_counted_by_log(reply_of(call.reply, call.status), call.prompt_tokens),
+                       session_key=_session_key(obj, session_key_path), timestamp=call.started)
+
+
+def _counted_by_log(response: Response | None, prompt_tokens: int | None) -> Response | None:
+    """The reply, with the prompt's size the log counted where the reply counts none."""
+    if prompt_tokens is None or (response is not None and response.usage is not None):
+        return response
+    response = response or Response()
+    response.usage = {"prompt_tokens": prompt_tokens}
+    return response
 
 
 def _traced_generation(obj: dict[str, Any]) -> bool:

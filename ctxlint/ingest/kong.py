@@ -1,0 +1,70 @@
+"""Kong AI Gateway's log entries, as its logging plugins (file-log, http-log…) write them.
+
+Kong logs every proxied request as one JSON object: the HTTP exchange's metadata
+(`request` and `response` without their bodies, `upstream_uri`, `latencies`,
+`started_at`), and, for a call an AI plugin proxied, an `ai` object keyed by the plugin
+(`proxy` for ai-proxy) with the call's `meta` (`request_model`, `provider_name`), `usage`
+(`prompt_tokens`, `prompt_token` before Kong 3.9) and, with the plugin's `log_payloads`
+on, its `payload`: the request and response bodies as JSON text (Kong 3.7 and 3.8 put the
+request at `ai.payload.request`). An entry with a request payload is that call; one
+without is skipped, saying so, and so is an entry of no AI call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ctxlint.ingest.record import http_status, json_text
+
+KONG_MEMBERS = ("upstream_uri", "latencies")  # what every Kong log entry has and a request log does not
+PROMPT_COUNTS = ("prompt_tokens", "prompt_token")
+
+
+@dataclass
+class Call:
+    """The call an entry logs: the body sent (named after the plugin's model), the reply's
+    text or body, its HTTP status, its prompt count, when it started."""
+
+    body: Any
+    pointer: str
+    reply: Any
+    status: int | None
+    prompt_tokens: int | None
+    started: float | None
+
+
+def is_entry(obj: dict[str, Any]) -> bool:
+    return all(name in obj for name in KONG_MEMBERS) or _plugin(obj) is not None
+
+
+def call(obj: dict[str, Any]) -> Call | str:
+    """The call an entry logs, or why it holds none to read."""
+    found = _plugin(obj)
+    if found is None:
+        return "Kong Gateway log entry of no AI call"
+    name, plugin = found
+    payload = plugin.get("payload") if isinstance(plugin.get("payload"), dict) else {}
+    shared = obj["ai"].get("payload") if isinstance(obj["ai"].get("payload"), dict) else {}
+    member, request = (f"/ai/{name}/payload/request", payload["request"]) if "request" in payload else ("/ai/payload/request", shared.get("request"))
+    if request is None:
+        return "Kong AI Gateway log entry without its payloads (the AI plugin's log_payloads off)"
+    body = json_text(request)
+    meta = plugin.get("meta") if isinstance(plugin.get("meta"), dict) else {}
+    if isinstance(body, dict) and "model" not in body and isinstance(meta.get("request_model"), str):
+        body = {**body, "model": meta["request_model"]}
+    usage = plugin.get("usage") if isinstance(plugin.get("usage"), dict) else {}
+    counted = next((usage[name] for name in PROMPT_COUNTS if isinstance(usage.get(name), int)), None)
+    response = obj.get("response") if isinstance(obj.get("response"), dict) else {}
+    started = obj.get("started_at")
+    return Call(body, member, json_text(payload.get("response")), http_status(response.get("status")), counted,
+                started / 1000 if isinstance(started, (int, float)) and not isinstance(started, bool) else None)
+
+
+def _plugin(obj: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The AI plugin's entry in the log's `ai` object (its name, its object), if any."""
+    ai = obj.get("ai")
+    if not isinstance(ai, dict):
+        return None
+    return next(((name, value) for name, value in ai.items() if name != "payload" and isinstance(value, dict)
+                 and any(part in value for part in ("meta", "usage", "payload"))), None)
