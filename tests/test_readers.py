@@ -1578,3 +1578,9 @@ def test_kong_ai_gateway_entries_are_read_as_the_calls_they_log(tmp_path, layout
     broken["ai"]["proxy"]["payload"]["request"] = '{"messages": [tru'
     problem = json_report(write_records(tmp_path / "broken.jsonl", [broken]))["findings"]
     assert [(f["code"], f["pointer"]) for f in problem] == [("CTX900", "/ai/proxy/payload/request")]
+
+
+def test_a_kong_log_file_reads_its_ai_calls_and_skips_the_rest():
+    report = json_report(str(READERS / "kong_ai_gateway_entries_call_turn_dropped.jsonl"))
+    assert code_lines(report) == [("CTX001", 2), ("CTX016", 2)]
+    assert report["summary"]["records"] == 2 and sum(report["summary"]["skipped"].values()) == 2
