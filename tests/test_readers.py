@@ -1482,8 +1482,10 @@ def test_agents_session_transcripts_are_skipped_saying_what_they_are(tmp_path):
         "Codex session rollout line: the conversation as stored, not a request sent (log requests with a proxy)": 2}
     assert run_cli("check", "--format", "json", "--jobs", "2", *logs).stdout == run_cli("check", "--format", "json", *logs).stdout
     # a line that holds a request is read as one, whatever else it names
-    line = {"sessionId": "s3", "parentUuid": None, "type": "call", "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}}
-    assert json_report(write_records(tmp_path / "own.jsonl", [line]))["summary"]["records"] == 1
+    body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}
+    lines = [{"sessionId": "s3", "parentUuid": None, "type": "user", "request": body},
+             {"sessionId": "s4", "parentUuid": None, "type": "assistant", "body": body}]
+    assert json_report(write_records(tmp_path / "own.jsonl", lines))["summary"]["records"] == 2
 
 
 def test_deprecated_function_calling_is_judged_as_tool_calling(tmp_path):
@@ -1578,6 +1580,12 @@ def test_kong_ai_gateway_entries_are_read_as_the_calls_they_log(tmp_path, layout
     broken["ai"]["proxy"]["payload"]["request"] = '{"messages": [tru'
     problem = json_report(write_records(tmp_path / "broken.jsonl", [broken]))["findings"]
     assert [(f["code"], f["pointer"]) for f in problem] == [("CTX900", "/ai/proxy/payload/request")]
+
+
+def test_an_apps_own_log_with_an_ai_member_is_not_taken_for_kongs(tmp_path):
+    line = {"ai": {"proxy": {"usage": {"prompt_tokens": 9}}}, "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}}
+    report = json_report(write_records(tmp_path / "own.jsonl", [line]))
+    assert report["summary"]["records"] == 1 and report["summary"]["skipped"] == {}
 
 
 def test_a_kong_log_file_reads_its_ai_calls_and_skips_the_rest():

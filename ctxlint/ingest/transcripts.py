@@ -13,16 +13,19 @@ from __future__ import annotations
 
 from typing import Any
 
+CLAUDE_CODE_TYPES = ("user", "assistant", "system", "summary", "attachment", "progress", "file-history-snapshot", "queue-operation")
 CODEX_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
+# where a log line keeps a request body: a line with one is read as one, whatever else it names
+REQUEST_MEMBERS = ("messages", "request", "body", "input", "params", "contents")
 NOT_SENT = "the conversation as stored, not a request sent"
 
 
 def skipped_reason(obj: dict[str, Any]) -> str | None:
     """Why a line of an agent's session transcript holds no request, or None for any other line."""
     kind = obj.get("type")
-    if not isinstance(kind, str) or "messages" in obj or "request" in obj:
-        return None  # a line that holds a request is read as one, whatever else it names
-    if ("sessionId" in obj and "parentUuid" in obj) or (kind == "summary" and "leafUuid" in obj):
+    if not isinstance(kind, str) or any(member in obj for member in REQUEST_MEMBERS):
+        return None
+    if kind in CLAUDE_CODE_TYPES and (("sessionId" in obj and "parentUuid" in obj) or (kind == "summary" and "leafUuid" in obj)):
         return f"Claude Code session transcript line: {NOT_SENT} (log requests with claude-trace or a proxy)"
     if kind in CODEX_TYPES and "payload" in obj:
         return f"Codex session rollout line: {NOT_SENT} (log requests with a proxy)"
