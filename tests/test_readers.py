@@ -1592,3 +1592,22 @@ def test_a_kong_log_file_reads_its_ai_calls_and_skips_the_rest():
     report = json_report(str(READERS / "kong_ai_gateway_entries_call_turn_dropped.jsonl"))
     assert code_lines(report) == [("CTX001", 2), ("CTX016", 2)]
     assert report["summary"]["records"] == 2 and sum(report["summary"]["skipped"].values()) == 2
+
+
+def test_a_snapshot_runs_own_files_read_on_their_own_are_skipped_as_in_their_folder(tmp_path):
+    """An Agent TARS run's event stream and a loop's tool executions, given by themselves
+    rather than in their snapshot folder, are what they are there (CTX900s before)."""
+    events = [{"id": "cc8b", "type": "user_message", "timestamp": 1756136674506, "content": "How's the weather today?"},
+              {"id": "a89e", "type": "assistant_message", "timestamp": 1756136674525, "content": "Locating you…", "finishReason": "tool_calls",
+               "toolCalls": [{"id": "call_1", "type": "function", "function": {"name": "getCurrentLocation", "arguments": "{}"}}]},
+              {"id": "3dc1", "type": "tool_call", "timestamp": 1756136674526, "toolCallId": "call_1", "name": "getCurrentLocation", "arguments": {}},
+              {"id": "2743", "type": "tool_result", "timestamp": 1756136674527, "toolCallId": "call_1", "name": "getCurrentLocation", "content": {"location": "Boston"}}]
+    stream = tmp_path / "event-stream.jsonl"
+    stream.write_bytes(orjson.dumps(events, option=orjson.OPT_INDENT_2))  # as the run writes it: one indented array
+    calls = tmp_path / "tool-calls.jsonl"
+    calls.write_bytes(orjson.dumps([{"toolCallId": "call_1", "name": "getCurrentLocation", "args": {}, "result": {"location": "Boston"}, "executionTime": 1}],
+                                   option=orjson.OPT_INDENT_2))
+    report = json_report(str(stream), str(calls))
+    assert report["findings"] == []
+    assert report["summary"]["skipped"] == {"a snapshot run's event stream (agent events, not requests)": 4,
+                                            "a snapshot loop's tool executions (their results come back in the next request)": 1}
