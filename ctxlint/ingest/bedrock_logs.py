@@ -14,12 +14,11 @@ record holds no request to read, and is skipped saying so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ctxlint.chat import str_or_none
 from ctxlint.ingest import gemini, openai_responses
-from ctxlint.ingest.record import Response, json_text
+from ctxlint.ingest.record import LoggedCall, Response, iso_seconds, json_text
 from ctxlint.ingest.responses import parse_response
 
 SCHEMA_TYPE = "ModelInvocationLog"
@@ -31,16 +30,6 @@ ERROR_STATUSES = {"ValidationException": 400, "ServiceQuotaExceededException": 4
                   "ModelStreamErrorException": 424, "ThrottlingException": 429, "ModelNotReadyException": 429,
                   "InternalServerException": 500, "ServiceUnavailableException": 503}
 CACHED_INPUT_COUNTS = ("cacheReadInputTokenCount", "cacheWriteInputTokenCount")
-
-
-@dataclass
-class Invocation:
-    """The request an invocation log records: its body (named after the log's model), what
-    came back, and the prompt's size as the log counted it."""
-
-    body: Any
-    response: Response | None
-    prompt_tokens: int | None = None
 
 
 def is_invocation_log(obj: dict[str, Any]) -> bool:
@@ -59,7 +48,7 @@ def metadata(obj: dict[str, Any]) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
-def invocation(obj: dict[str, Any]) -> Invocation | str:
+def invocation(obj: dict[str, Any]) -> LoggedCall | str:
     """The request a record logs, or why it holds none to read."""
     logged, output = _member(obj, "input"), _member(obj, "output")
     call = f"Bedrock {str_or_none(obj.get('operation')) or 'model'} call"
@@ -73,14 +62,16 @@ def invocation(obj: dict[str, Any]) -> Invocation | str:
             return f"failed {call} ({error}) logged without its request body"
         return f"{call} logged without its request body (the logging configuration delivers no text)"
     if not isinstance(body, dict):
-        return Invocation(body, None)  # a body that is no object: reading it says what is wrong with it
+        return LoggedCall(body, BODY_POINTER, None)  # a body that is no object: reading it says what is wrong with it
     if not _chat_body(body):
         return f"{call} with no messages list (a {_kind(body)} body)"
     if "model" not in body and isinstance(obj.get("modelId"), str):
         body = {**body, "model": obj["modelId"]}
     counted = logged.get("inputTokenCount")
     cached = sum(logged[name] for name in CACHED_INPUT_COUNTS if isinstance(logged.get(name), int))
-    return Invocation(body, _reply(output, error), counted + cached if isinstance(counted, int) else None)
+    when = obj.get("timestamp")
+    return LoggedCall(body, BODY_POINTER, _reply(output, error), counted + cached if isinstance(counted, int) else None,
+                      iso_seconds(when) if isinstance(when, str) else None)
 
 
 def _member(obj: dict[str, Any], name: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import orjson
 import yaml
 
 from ctxlint.ingest.jsonl import read_whole
-from ctxlint.ingest.record import InputProblem, Record, Skipped, http_status, nested_too_deep
+from ctxlint.ingest.record import InputProblem, Record, Skipped, http_status, json_text, nested_too_deep
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest import anthropic, converse, eventstream, gemini, ollama, openai_responses
 from ctxlint.ingest.shapes import body_record, closest_shape_hint, history_held_by_provider, named_by_url, translated_record
@@ -86,14 +86,7 @@ def _decode_body(body: Any, headers: Any = None) -> Any:
             except zlib.error:
                 return None
         body = body.decode("utf-8", "replace")
-    if isinstance(body, str):
-        stripped = body.strip()
-        if stripped.startswith(("{", "[")):
-            try:
-                return orjson.loads(stripped)
-            except orjson.JSONDecodeError:
-                return body
-    return body
+    return json_text(body)
 
 
 def _base64_bytes(text: str) -> bytes | None:

@@ -12,25 +12,12 @@ without is skipped, saying so, and so is an entry of no AI call.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from ctxlint.ingest.record import http_status, json_text
+from ctxlint.ingest.record import LoggedCall, http_status, json_text
+from ctxlint.ingest.responses import parse_response
 
 PROMPT_COUNTS = ("prompt_tokens", "prompt_token")
-
-
-@dataclass
-class Call:
-    """The call an entry logs: the body sent (named after the plugin's model), the reply's
-    text or body, its HTTP status, its prompt count, when it started."""
-
-    body: Any
-    pointer: str
-    reply: Any
-    status: int | None
-    prompt_tokens: int | None
-    started: float | None
 
 
 def is_entry(obj: dict[str, Any]) -> bool:
@@ -38,7 +25,7 @@ def is_entry(obj: dict[str, Any]) -> bool:
     return "upstream_uri" in obj and "latencies" in obj
 
 
-def call(obj: dict[str, Any]) -> Call | str:
+def call(obj: dict[str, Any]) -> LoggedCall | str:
     """The call an entry logs, or why it holds none to read."""
     found = _plugin(obj)
     if found is None:
@@ -57,8 +44,8 @@ def call(obj: dict[str, Any]) -> Call | str:
     counted = next((usage[name] for name in PROMPT_COUNTS if isinstance(usage.get(name), int)), None)
     response = obj.get("response") if isinstance(obj.get("response"), dict) else {}
     started = obj.get("started_at")
-    return Call(body, member, json_text(payload.get("response")), http_status(response.get("status")), counted,
-                started / 1000 if isinstance(started, (int, float)) and not isinstance(started, bool) else None)
+    return LoggedCall(body, member, parse_response(json_text(payload.get("response")), http_status(response.get("status"))), counted,
+                      started / 1000 if isinstance(started, (int, float)) and not isinstance(started, bool) else None)
 
 
 def _plugin(obj: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:

@@ -61,6 +61,19 @@ class Response:
 
 
 @dataclass(slots=True)
+class LoggedCall:
+    """A call a gateway's or a cloud's log entry records (ingest.bedrock_logs, ingest.kong):
+    the body sent, where it is in the entry, what came back, the prompt's size as the log
+    counted it, and when the call was made."""
+
+    body: Any
+    pointer: str
+    response: Response | None
+    prompt_tokens: int | None = None
+    timestamp: float | None = None
+
+
+@dataclass(slots=True)
 class Record:
     """One chat-completions request as the app sent it."""
 

@@ -15,7 +15,7 @@ from ctxlint.ingest import (anthropic, bedrock_logs, converse, dashscope, gemini
                             ollama, openai_responses, otel, posthog, trace_exports, transcripts)
 from ctxlint.ingest.call_ids import numbered_reply
 from ctxlint.ingest.intern import INTERNER
-from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, http_status, iso_seconds, too_deep
+from ctxlint.ingest.record import InputProblem, LoggedCall, Record, Response, Skipped, http_status, iso_seconds, too_deep
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import json_pointer, schema_problem
 from ctxlint.ingest.source_map import BodyProblem, SourceMap, kept_in_place, member_pointers
@@ -469,9 +469,10 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
     if reason is not None:
         return Skipped(file, line, reason)
     if bedrock_logs.is_invocation_log(obj):
-        return _invocation_record(obj, file, line, session_key_path, reused, within)
+        return _logged_call_record(bedrock_logs.invocation(obj), file, line, "bedrock", within, reused,
+                                   _invocation_session_key(obj, session_key_path))
     if kong.is_entry(obj):  # before envelopes: its `request` is the HTTP exchange's metadata
-        return _kong_record(obj, file, line, session_key_path, reused, within)
+        return _logged_call_record(kong.call(obj), file, line, "kong", within, reused, _session_key(obj, session_key_path))
     batched = _batch_request(obj)  # before envelopes: Gemini's batch requests are under `request`
     if batched is not None:
         member, named = batched
@@ -593,26 +594,14 @@ def _unwrapped(obj: dict[str, Any], file: str, line: int, session_key_path: str 
     return item
 
 
-def _invocation_record(obj: dict[str, Any], file: str, line: int, session_key_path: str | None, reused: int,
-                       within: str) -> Record | InputProblem | Skipped:
-    """The request a Bedrock invocation log records, with its reply (ingest.bedrock_logs)."""
-    call = bedrock_logs.invocation(obj)
+def _logged_call_record(call: LoggedCall | str, file: str, line: int, shape: str, within: str, reused: int,
+                        session_key: str | None) -> Record | InputProblem | Skipped:
+    """The request a gateway's or a cloud's log entry records (ingest.bedrock_logs,
+    ingest.kong), with its reply; or why it holds none, as a skip."""
     if isinstance(call, str):
         return Skipped(file, line, call)
-    return body_record(call.body, file, line, "bedrock", within + bedrock_logs.BODY_POINTER, reused,
-                       response=_counted_by_log(call.response, call.prompt_tokens),
-                       session_key=_invocation_session_key(obj, session_key_path), timestamp=_timestamp(obj))
-
-
-def _kong_record(obj: dict[str, Any], file: str, line: int, session_key_path: str | None, reused: int,
-                 within: str) -> Record | InputProblem | Skipped:
-    """The call a Kong AI Gateway log entry records, with its reply (ingest.kong)."""
-    call = kong.call(obj)
-    if isinstance(call, str):
-        return Skipped(file, line, call)
-    return body_record(call.body, file, line, "kong", within + call.pointer, reused,
-                       response=_counted_by_log(reply_of(call.reply, call.status), call.prompt_tokens),
-                       session_key=_session_key(obj, session_key_path), timestamp=call.started)
+    return body_record(call.body, file, line, shape, within + call.pointer, reused,
+                       response=_counted_by_log(call.response, call.prompt_tokens), session_key=session_key, timestamp=call.timestamp)
 
 
 def _counted_by_log(response: Response | None, prompt_tokens: int | None) -> Response | None:
