@@ -18,7 +18,7 @@ from typing import Any
 
 from ctxlint.chat import str_or_none
 from ctxlint.ingest import gemini, openai_responses
-from ctxlint.ingest.record import LoggedCall, Response, iso_seconds, json_text
+from ctxlint.ingest.record import LoggedCall, Response, iso_seconds, json_text, object_member
 from ctxlint.ingest.responses import parse_response
 
 SCHEMA_TYPE = "ModelInvocationLog"
@@ -50,7 +50,7 @@ def metadata(obj: dict[str, Any]) -> dict[str, Any]:
 
 def invocation(obj: dict[str, Any]) -> LoggedCall | str:
     """The request a record logs, or why it holds none to read."""
-    logged, output = _member(obj, "input"), _member(obj, "output")
+    logged, output = object_member(obj, "input"), object_member(obj, "output")
     call = f"Bedrock {str_or_none(obj.get('operation')) or 'model'} call"
     error = str_or_none(obj.get("errorCode"))
     body = json_text(logged.get("inputBodyJson"))
@@ -72,11 +72,6 @@ def invocation(obj: dict[str, Any]) -> LoggedCall | str:
     when = obj.get("timestamp")
     return LoggedCall(body, BODY_POINTER, _reply(output, error), counted + cached if isinstance(counted, int) else None,
                       iso_seconds(when) if isinstance(when, str) else None)
-
-
-def _member(obj: dict[str, Any], name: str) -> dict[str, Any]:
-    found = obj.get(name)
-    return found if isinstance(found, dict) else {}
 
 
 def _chat_body(body: dict[str, Any]) -> bool:

@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from ctxlint.chat import str_or_none
-from ctxlint.ingest.record import http_status
+from ctxlint.ingest.record import http_status, object_member
 from ctxlint.ingest.source_map import SourceMap, kept_in_place, member_pointers
 
 NAME = "DashScope generation"
@@ -108,7 +108,7 @@ def as_chat_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> t
 
 def _message_of(chunk: dict[str, Any]) -> dict[str, Any] | None:
     """The message a chunk holds (with `result_format: "text"`, its text)."""
-    output = chunk.get("output") if isinstance(chunk.get("output"), dict) else {}
+    output = object_member(chunk, "output")
     choice = _choice(output)
     if choice is not None and isinstance(choice.get("message"), dict):
         return _reply_message(choice["message"])
@@ -121,9 +121,9 @@ def _choice(output: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _chat_chunk(chunk: dict[str, Any], message: dict[str, Any] | None) -> dict[str, Any]:
-    output = chunk.get("output") if isinstance(chunk.get("output"), dict) else {}
+    output = object_member(chunk, "output")
     reason = (_choice(output) or output).get("finish_reason")
-    usage = chunk.get("usage") if isinstance(chunk.get("usage"), dict) else {}
+    usage = object_member(chunk, "usage")
     prompt = usage.get("input_tokens")
     return {"id": chunk.get("request_id"), "usage": {"prompt_tokens": prompt} if isinstance(prompt, int) else None,
             "choices": [{"index": 0, "message": message, "finish_reason": None if reason == STILL_GENERATING else reason}]}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxlint.ingest.record import LoggedCall, http_status, json_text
+from ctxlint.ingest.record import LoggedCall, http_status, json_text, object_member
 from ctxlint.ingest.responses import parse_response
 
 PROMPT_COUNTS = ("prompt_tokens", "prompt_token")
@@ -31,20 +31,19 @@ def call(obj: dict[str, Any]) -> LoggedCall | str:
     if found is None:
         return "Kong Gateway log entry of no AI call"
     name, plugin = found
-    payload = plugin.get("payload") if isinstance(plugin.get("payload"), dict) else {}
-    shared = obj["ai"].get("payload") if isinstance(obj["ai"].get("payload"), dict) else {}
+    payload, shared = object_member(plugin, "payload"), object_member(obj["ai"], "payload")
     member, request = (f"/ai/{name}/payload/request", payload["request"]) if "request" in payload else ("/ai/payload/request", shared.get("request"))
     if request is None:
         return "Kong AI Gateway log entry without its payloads (the AI plugin's log_payloads off)"
     body = json_text(request)
-    meta = plugin.get("meta") if isinstance(plugin.get("meta"), dict) else {}
+    meta = object_member(plugin, "meta")
     if isinstance(body, dict) and "model" not in body and isinstance(meta.get("request_model"), str):
         body = {**body, "model": meta["request_model"]}
-    usage = plugin.get("usage") if isinstance(plugin.get("usage"), dict) else {}
-    counted = next((usage[name] for name in PROMPT_COUNTS if isinstance(usage.get(name), int)), None)
-    response = obj.get("response") if isinstance(obj.get("response"), dict) else {}
+    usage = object_member(plugin, "usage")
+    counted = next((usage[count] for count in PROMPT_COUNTS if isinstance(usage.get(count), int)), None)
+    status = http_status(object_member(obj, "response").get("status"))
     started = obj.get("started_at")
-    return LoggedCall(body, member, parse_response(json_text(payload.get("response")), http_status(response.get("status"))), counted,
+    return LoggedCall(body, member, parse_response(json_text(payload.get("response")), status), counted,
                       started / 1000 if isinstance(started, (int, float)) and not isinstance(started, bool) else None)
 
 
