@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import orjson
+import pytest
 
 from conftest import FIXTURES
 from ctxlint.engine import HOT_SESSIONS
@@ -386,6 +387,24 @@ def test_a_last_message_edited_and_resent_without_a_key_stays_in_its_session():
     edited = opening + [A("Which dates?"), U("The second weekend of May")]
     records = [rec(1, opening), rec(2, asked), rec(3, edited), rec(4, edited + [A("Booked."), U("Thanks!")])]
     assert grouping(records) == [[1, 2, 3, 4]]
+
+
+SIDE_REQUESTS = FIXTURES / "rules" / "CTX016" / "pass_side_requests_on_the_history_left_out_by_the_conversation.jsonl"
+
+
+@pytest.mark.parametrize("replies", [True, False], ids=["replies logged", "no replies"])
+def test_side_requests_on_the_history_without_a_key_stay_in_their_conversation(tmp_path, replies):
+    """Follow-up questions with a response format, a title from a smaller model, a verdict
+    through a forced tool, each asked after the history and left out by the next turn: one
+    conversation with its side requests, no turn dropped, as under its key."""
+    records = [orjson.loads(line) for line in SIDE_REQUESTS.read_bytes().splitlines()]
+    for record in records:
+        del record["session_id"]
+        if not replies:
+            del record["response"]
+    report = json_report(write_records(tmp_path / "side.jsonl", records))
+    assert [session["requests"] for session in report["sessions"]] == [7]
+    assert code_lines(report) == [("CTX019", 4)]
 
 
 def rec_of(line, messages, model):

@@ -100,7 +100,14 @@ def test_show_blames_the_dropped_summary_not_the_message_it_replaced():
 def test_show_says_what_an_edit_left_behind():
     case = str(FIXTURES / "rules" / "CTX016" / "pass_edited_user_message_branches.jsonl")
     text = run_cli("show", case, "--session", "e2").stdout
-    assert "turn 3: message #4 (user, turn 2 request) dropped — legal: left behind: the user edited message 3 and resent from there" in text
+    assert "turn 3: message #4 (user, turn 2 request) dropped — legal: left behind: the conversation branched at message 3 (an edit resent from there, or a side request it went on without)" in text
+    assert "not legal" not in text
+
+
+def test_show_says_what_a_side_request_left_behind():
+    case = str(FIXTURES / "rules" / "CTX016" / "pass_side_requests_on_the_history_left_out_by_the_conversation.jsonl")
+    text = run_cli("show", case, "--session", "chat-7").stdout
+    assert "turn 3: message #4 (user, turn 2 request) dropped — legal: left behind: the conversation branched at message 3" in text
     assert "not legal" not in text
 
 

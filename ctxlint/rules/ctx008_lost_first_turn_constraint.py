@@ -6,8 +6,8 @@ from typing import Iterable
 
 from ctxlint.chat import CJK_RUN, excerpt, greeting_only, message_identity, role_of, text_of
 from ctxlint.profiles.lookup import compaction_at
+from ctxlint.request_terms import declared_tool_names
 from ctxlint.rules.base import Rule, Violation
-from ctxlint.rules.ctx014_undeclared_tool import declared_tool_names
 from ctxlint.sessions.model import STEERING_ROLES, opening_kind
 
 # What agents legitimately rewrite inside an unchanged prompt: clocks, dates and ids in any

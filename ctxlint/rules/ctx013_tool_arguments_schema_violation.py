@@ -4,21 +4,8 @@ from typing import Any, Iterable
 
 from ctxlint.chat import assistant_calls, call_function, call_stands, parsed_arguments, resume_at_last_calls, short_hash
 from ctxlint.ingest.schema import compiled, describe, json_pointer, readable_exactly
+from ctxlint.request_terms import declared_tools
 from ctxlint.rules.base import Rule, Violation
-
-
-def declared_tools(request: dict) -> dict[str, dict]:
-    """Function name -> its declaration, from `tools` (and legacy `functions`)."""
-    declared = {}
-    tools, functions = request.get("tools"), request.get("functions")
-    for tool in tools if isinstance(tools, list) else ():
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if isinstance(function, dict) and isinstance(function.get("name"), str):
-            declared[function["name"]] = function
-    for function in functions if isinstance(functions, list) else ():  # not in the schema: anything may stand there
-        if isinstance(function, dict) and isinstance(function.get("name"), str):
-            declared[function["name"]] = function
-    return declared
 
 
 VERDICT_CACHE_SIZE = 20_000

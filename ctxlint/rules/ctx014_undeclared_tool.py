@@ -3,9 +3,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from ctxlint.chat import assistant_calls, call_function, call_stands, dotted, hand_back_call, resume_at_last_calls, similar
+from ctxlint.chat import assistant_calls, call_function, call_stands, hand_back_call, resume_at_last_calls, similar
 from ctxlint.rules.base import Rule, Violation
-from ctxlint.rules.ctx013_tool_arguments_schema_violation import declared_tools
+from ctxlint.request_terms import declared_tool_names, forces_a_tool_call
 from ctxlint.sessions.grouping import agent_prompt
 
 
@@ -83,25 +83,3 @@ class UndeclaredTool(Rule):
                 )
 
 
-FORCING_CHOICES = ("required", "any", "function", "tool", "allowed_tools", "custom")
-
-
-def forces_a_tool_call(request: dict) -> bool:
-    """Whether the request makes the model call one of the tools it offers (`tool_choice`
-    required, any or a named tool; Gemini's function-calling mode ANY): a step that narrows
-    the tools to get a structured answer, not a tool list the session lost."""
-    choice = request.get("tool_choice")
-    kind = choice.get("type") if isinstance(choice, dict) else choice
-    if kind in FORCING_CHOICES:
-        return True
-    mode = dotted(request, "toolConfig.functionCallingConfig.mode") or dotted(request, "tool_config.function_calling_config.mode")
-    return isinstance(mode, str) and mode.upper() == "ANY"
-
-
-def declared_tool_names(request: dict) -> set[str]:
-    """The names a request's tool calls may carry: its functions', and the types of the
-    tools that are not functions (the provider runs them, and their calls carry the type
-    as the name)."""
-    return set(declared_tools(request)) | {
-        tool["type"] for tool in request.get("tools") or [] if isinstance(tool, dict)
-        and isinstance(tool.get("type"), str) and tool["type"] != "function" and not isinstance(tool.get("function"), dict)}

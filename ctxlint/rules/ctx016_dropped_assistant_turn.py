@@ -28,6 +28,11 @@ class DroppedAssistantTurn(Rule):
     `content_filter`, or empty; Anthropic refuses an empty text block sent back), nor an edit:
     a request that is N's messages up to one of its user messages, then a corrected text
     of that message (a chat UI's edit-and-resend branches the conversation there). Nor is
+    a request that asks another question in place of the message N ended with, when the
+    two were made to other models or for other purposes (N with a `response_format`,
+    tools or a `tool_choice` of its own): N was a side request on the history (follow-up
+    questions, a title, a verdict) that the conversation goes on without. Made alike, that
+    is the exchange lost, and reported. Nor is
     a reply cut away with everything before it while its tool results open the request:
     a history trimmed at its head inside a tool exchange, which CTX001 (the results left
     without their call) and CTX008 (the first messages lost) report. Nor is a request

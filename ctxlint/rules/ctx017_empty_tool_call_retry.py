@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ctxlint.chat import text_of, tool_call_ids
+from ctxlint.request_terms import purpose
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -14,7 +15,10 @@ class EmptyToolCallRetry(Rule):
     "failed reply" and retried instead of running the tools. A retry after an error
     status (429, 5xx) or an error body is legal and not flagged, and so is a record that
     repeats request N with the reply N got (the same response id): one exchange logged
-    twice (a log shipper's at-least-once delivery), not a retry. Without session keys, an
+    twice (a log shipper's at-least-once delivery), not a retry. Nor is a request that
+    sends the same messages for another purpose (other tools offered, another
+    `tool_choice` or `response_format`): an app's router or classifier gets a structured
+    answer through a forced tool call, then its agent takes the turn. Without session keys, an
     answered first request sent again reads as another conversation that opens alike (a
     test run's scenario), so a resent opening is judged in keyed logs only.
 
@@ -47,6 +51,8 @@ class EmptyToolCallRetry(Rule):
         again = ctx.turn.record.response
         if again is not None and response.id is not None and again.id == response.id:
             return  # the same exchange logged twice
+        if purpose(previous.record.request) != purpose(ctx.request):
+            return  # another call on the same messages (a router's structured answer, then the agent's turn)
         message = previous.response_message
         ids = tool_call_ids(message)
         if ids and not text_of(message.get("content")).strip():

@@ -27,6 +27,7 @@ from ctxlint.chat import CJK_CHARACTER, message_identity, role_of, short_hash, s
 from ctxlint.ingest.call_ids import unpaired_form
 from ctxlint.ingest.record import Record
 from ctxlint.ingest.sources import live_path
+from ctxlint.request_terms import call_kind, other_kinds
 from ctxlint.sessions.model import STEERING_ROLES, Session, Turn, last_of, make_turn
 from ctxlint.sessions.ordering import in_time_order
 
@@ -48,6 +49,7 @@ class _Open:
     prompt: str | None = None  # whose conversation it is: its agent's prompt and model (agent_prompt)
     model: str | None = None
     asked: str | None = None  # when the last request ends on a user message after an exchange: its text (edited_by)
+    kind: tuple | None = None  # the last request's request_terms.call_kind (edited_by)
     opened: int = 0  # how many conversation messages its first request sent
     response_calls: tuple[str, ...] = ()
     last_seen: int = 0
@@ -79,13 +81,16 @@ class _Open:
             return self.history[sent - 2]
         return None
 
-    def edited_by(self, identities: list[tuple], asked: str) -> bool:
+    def edited_by(self, identities: list[tuple], asked: str, kind: tuple | None) -> bool:
         """Whether a request is the last one with its final user message edited: another
-        text that reads as an edit of it. One that says something else is another
-        conversation's opening question after the same scaffold (few-shot examples)."""
+        text that reads as an edit of it, or any other where the last one was a call of
+        another kind (a side request on the history: history.edited_user_message). One
+        made alike that says something else is another conversation's opening question
+        after the same scaffold (few-shot examples)."""
         sent = self.sent
         return (len(identities) == sent and identities[-1][0] == "user" and identities[-1] != self.history[sent - 1]
-                and identities[:-1] == self.history[:sent - 1] and self.asked is not None and similar(self.asked, asked))
+                and identities[:-1] == self.history[:sent - 1] and self.asked is not None
+                and (similar(self.asked, asked) or other_kinds(self.kind, kind)))
 
 
 def _key(identity: tuple) -> tuple:
@@ -337,9 +342,10 @@ class ChainInference:
         asked = _asked(record.messages, conversation)
         if best is None:
             best = self._opened_with_reply(record.messages, conversation, prompt, model)
+        kind = call_kind(record)
         if best is None and len(identities) >= 2 and asked is not None:
             best = next((o for o in reversed(self._by_edit_point.get(identities[-2], ()))
-                         if not o.resent and _same_agent(o.prompt, o.model, prompt, model) and o.edited_by(identities, asked)), None)
+                         if not o.resent and _same_agent(o.prompt, o.model, prompt, model) and o.edited_by(identities, asked, kind)), None)
         if best is None:
             best = self._kept_in_other_form(record.messages, conversation, prompt, model)
         if best is None:
@@ -360,6 +366,7 @@ class ChainInference:
         best.sent = len(identities)
         best.prompt, best.model = prompt, model
         best.asked = asked if best.edit_point is not None else None
+        best.kind = kind
         best.response_calls = ()
         response = record.response.message if record.response is not None else None
         if response is not None:

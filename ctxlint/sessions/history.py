@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ctxlint.chat import comparable_text, last_user_index, message_identity_of, role_of, similar, text_of
 from ctxlint.ingest.call_ids import unpaired_form
+from ctxlint.request_terms import call_kind, other_kinds
 from ctxlint.sessions.model import STEERING_ROLES, Turn, last_of
 
 SUMMARY_ROLES = ("system", "developer", "user")  # the roles a summary of cut history is sent in
@@ -238,15 +239,35 @@ def _lines(text: str) -> set[str]:
 
 
 def edited_user_message(previous: Turn, following: Turn, mapping: list[int | None]) -> int | None:
-    """k when the next request is the previous one's first k messages followed by a new text
-    of its user message k, and nothing else: a chat UI's edit-and-resend, which branches
-    the conversation there (what came after message k, the response too, is left behind)."""
+    """k when the next request is the previous one's first k messages followed by another
+    user message in place of its user message k, and nothing else: a branch of the
+    conversation there (what came after message k, the response too, is left behind). A
+    new text of that message is a chat UI's edit-and-resend. Another message in place of
+    the previous request's last one (a user's or a system message), after an exchange, is
+    a branch too when the two
+    requests were made to other models or for other purposes (request_terms.purpose): the
+    previous one was a side request on the history (an instruction put after it, with a
+    response format or a tool of its own, or to a smaller model: suggest follow-up
+    questions, name the chat), which the conversation goes on without."""
     edited = len(following.identities) - 1
     if not 0 <= edited < len(previous.identities):
         return None  # nothing to edit
     if set(mapping[:edited]) != set(range(edited)) or any(p is not None for p in mapping[edited:]):
         return None  # not the same messages before it (parallel results may come back reordered)
     old, new = previous.messages[edited], following.messages[edited]
-    if role_of(old) != "user" or role_of(new) != "user":
+    if role_of(new) != "user":
         return None
-    return edited if similar(text_of(old.get("content")), text_of(new.get("content"))) else None
+    if role_of(old) == "user" and similar(text_of(old.get("content")), text_of(new.get("content"))):
+        return edited
+    side_request = edited == len(previous.identities) - 1 and role_of(old) in ("user", *STEERING_ROLES)
+    return edited if side_request and _side_request(previous, following, edited) else None
+
+
+def _side_request(previous: Turn, following: Turn, asked: int) -> bool:
+    """Whether the previous request, which asked its last message `asked` after an exchange,
+    and the next one, which asks another in its place, were calls of two kinds: to two
+    models, or for two purposes. Calls made alike are one conversation that lost the
+    exchange."""
+    if not any(identity[0] == "assistant" for identity in previous.identities[:asked]):
+        return False
+    return other_kinds(call_kind(previous.record), call_kind(following.record))

@@ -10,6 +10,7 @@ import orjson
 
 from ctxlint.chat import SAID_MEMBERS, SILENT_PARTS, last_user_index, message_identity, role_of, text_of, tool_call_ids
 from ctxlint.ingest.record import Record, Response
+from ctxlint.request_terms import PURPOSE_MEMBERS
 
 STEERING_ROLES = ("system", "developer")
 
@@ -62,7 +63,7 @@ class Turn:
         """The turn as what the next request is judged against needs it, bulk let go: its
         identities; of its messages the roles and texts, tool results by their call id alone
         (what tells a cut from a summary, an edit or a message stored in another form), its
-        tools; of its response the status, finish reason, text and tool call ids. Its message
+        model and purpose (request_terms.purpose); of its response the status, finish reason, text and tool call ids. Its message
         objects are gone, so the next request is judged from its start."""
         record = self.record
         response = record.response
@@ -75,8 +76,7 @@ class Turn:
                 slim_message = _slim_reply(message)
             slim_response = Response(slim_message, response.finish_reason, None, response.error, response.status, response.model, response.id)
         request: dict[str, Any] = {"messages": [_slim_message(message) for message in record.messages]}
-        if "tools" in record.request:
-            request["tools"] = record.request["tools"]
+        request.update((member, record.request[member]) for member in ("model", *PURPOSE_MEMBERS) if member in record.request)
         slim = Record(record.file, record.line, record.shape, request, slim_response, record.session_key, seq=record.seq,
                       reasoning_recorded=record.reasoning_recorded, settings_recorded=record.settings_recorded)
         return Turn(self.number, slim, self.identities, self.shared, self._response_identity)

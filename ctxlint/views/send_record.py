@@ -222,7 +222,7 @@ class SendRecordBuilder:
                 elif previous is not None and previous.kind in (DROPPED, SUMMARIZED):
                     status = Status(previous.kind, legal=previous.legal, why="still not sent" if previous.legal else previous.why)
                 elif edited is not None:
-                    status = Status(DROPPED, why=f"left behind: the user edited message {edited} and resent from there")
+                    status = Status(DROPPED, why=f"left behind: the conversation branched at message {edited} (an edit resent from there, or a side request it went on without)")
                 elif inserted:
                     status = Status(SUMMARIZED, why=f"replaced by message {inserted[0]} of this request")
                 else:

@@ -1,0 +1,71 @@
+"""What a request asks of the model besides its messages: the tools it offers, the tool
+it forces, the form of the reply."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxlint.chat import canonical_json, dotted
+from ctxlint.ingest.record import Record
+
+
+def declared_tools(request: dict) -> dict[str, dict]:
+    """Function name -> its declaration, from `tools` (and legacy `functions`)."""
+    declared = {}
+    tools, functions = request.get("tools"), request.get("functions")
+    for tool in tools if isinstance(tools, list) else ():
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            declared[function["name"]] = function
+    for function in functions if isinstance(functions, list) else ():  # not in the schema: anything may stand there
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            declared[function["name"]] = function
+    return declared
+
+
+def declared_tool_names(request: dict) -> set[str]:
+    """The names a request's tool calls may carry: its functions', and the types of the
+    tools that are not functions (the provider runs them, and their calls carry the type
+    as the name)."""
+    return set(declared_tools(request)) | {
+        tool["type"] for tool in request.get("tools") or [] if isinstance(tool, dict)
+        and isinstance(tool.get("type"), str) and tool["type"] != "function" and not isinstance(tool.get("function"), dict)}
+
+
+FORCING_CHOICES = ("required", "any", "function", "tool", "allowed_tools", "custom")
+
+
+def forces_a_tool_call(request: dict) -> bool:
+    """Whether the request makes the model call one of the tools it offers (`tool_choice`
+    required, any or a named tool; Gemini's function-calling mode ANY): a step that narrows
+    the tools to get a structured answer, not a tool list the session lost."""
+    choice = request.get("tool_choice")
+    kind = choice.get("type") if isinstance(choice, dict) else choice
+    if kind in FORCING_CHOICES:
+        return True
+    mode = dotted(request, "toolConfig.functionCallingConfig.mode") or dotted(request, "tool_config.function_calling_config.mode")
+    return isinstance(mode, str) and mode.upper() == "ANY"
+
+
+# The members that say what a call is for, beside its messages (kept when a request is slimmed)
+PURPOSE_MEMBERS = ("tools", "functions", "tool_choice", "function_call", "response_format")
+
+
+def purpose(request: dict) -> tuple[Any, ...]:
+    """What a request asks the model for besides answering its messages: the tools it
+    offers, the tool it forces, the form of the reply. Two requests with the same messages
+    and another purpose are two calls (an app's router or classifier that gets a structured
+    answer beside its agent), not one sent again."""
+    return (frozenset(declared_tool_names(request)),
+            *(canonical_json(request.get(member)) for member in ("tool_choice", "function_call", "response_format")))
+
+
+def call_kind(record: Record) -> tuple[Any, ...] | None:
+    """The model a logged request was made to and its purpose, or None when the log does
+    not record its settings (a tracer's span that keeps the messages alone)."""
+    return (record.model, *purpose(record.request)) if record.settings_recorded else None
+
+
+def other_kinds(first: tuple[Any, ...] | None, second: tuple[Any, ...] | None) -> bool:
+    """Whether two call_kind values tell two kinds of call apart (one unknown tells nothing)."""
+    return None not in (first, second) and first != second
