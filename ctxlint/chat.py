@@ -60,6 +60,16 @@ def similar(first: str, second: str) -> bool:
     return difflib.SequenceMatcher(None, first[:2000], second[:2000], autojunk=False).ratio() >= EDIT_SIMILARITY
 
 
+# Text in blocks of its own tags (`<environment_context>…</environment_context>`): what an
+# agent puts around or beside the user's words (its environment, the project's instructions)
+_TAGGED_BLOCKS = re.compile(r"(?:<([A-Za-z][\w.-]*)(?:\s[^<>]*)?>.*?</\1>\s*)+", re.DOTALL)
+
+
+def tagged_blocks_only(text: str) -> bool:
+    """Whether a text is nothing but blocks in tags of their own."""
+    return _TAGGED_BLOCKS.fullmatch(text.strip()) is not None
+
+
 def different_participants(first: dict[str, Any], second: dict[str, Any]) -> bool:
     """Two messages of one role from two named participants (chat-completions' `name`:
     a group chat's users, a multi-agent run's agents)."""

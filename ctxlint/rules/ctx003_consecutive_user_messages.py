@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import different_participants, excerpt, no_reply, role_of, short_hash, text_of
+from ctxlint.chat import different_participants, excerpt, no_reply, role_of, short_hash, tagged_blocks_only, text_of
 from ctxlint.profiles.lookup import retries_an_empty_reply, summary_message
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates_cut_history
@@ -21,7 +21,9 @@ class ConsecutiveUserMessages(Rule):
     SummarizationMiddleware sends its summary so, before the messages it kept; Claude
     Code's compaction summary comes before the user's next prompt),
     nor an attachment sent as a user message of its own (only images, audio or files, no
-    text) next to the message that says what to do with it: that is one user turn. Nor are
+    text) next to the message that says what to do with it, or an agent's context sent
+    so, nothing but blocks in tags of their own (Codex CLI's `<environment_context>` and
+    `<user_instructions>` before the user's prompt): that is one user turn. Nor are
     two messages the previous request sent with others between them that this request
     cut: history trimmed from the middle (the first user message kept, the newest turns
     after it), which leaves the user's first message next to the oldest one kept. Nor is
@@ -86,6 +88,8 @@ class ConsecutiveUserMessages(Rule):
                 first, second = (text_of(messages[i].get("content")) for i in (index - 1, index))
                 if _attachment_only(messages[index - 1], first) or _attachment_only(messages[index], second):
                     continue
+                if tagged_blocks_only(first) or tagged_blocks_only(second):
+                    continue  # an agent's context beside the user's words: one user turn
                 if transition is not None and transition.cut_between(index - 1, index):
                     continue  # history trimmed from the middle: what stood between them was cut, not lost
                 yield Violation(

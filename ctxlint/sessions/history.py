@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ctxlint.chat import comparable_text, last_user_index, message_identity_of, role_of, similar, text_of
+from ctxlint.chat import comparable_text, last_user_index, message_identity_of, role_of, similar, tagged_blocks_only, text_of
 from ctxlint.ingest.call_ids import unpaired_form
 from ctxlint.request_terms import call_kind, other_kinds
 from ctxlint.sessions.model import STEERING_ROLES, Turn, last_of
@@ -224,14 +223,11 @@ def stored_user_message(previous: Turn, following: Turn, mapping: list[int | Non
     # the user's own words cut (a constraint lost): blocks in tags of their own
     # (<environment_details>…</environment_details>), or lines the next request's newest
     # message is wrapped in again
-    if all(_TAGGED_BLOCKS.fullmatch(part.strip()) for part in sent.split(kept, 1) if part.strip()):
+    if all(tagged_blocks_only(part) for part in sent.split(kept, 1) if part.strip()):
         return u, j
     newest = last_user_index(following.messages)
     wrapping = _lines(sent_text) - _lines(kept_text)
     return (u, j) if newest > j and wrapping & _lines(text_of(following.messages[newest].get("content"))) else None
-
-
-_TAGGED_BLOCKS = re.compile(r"(?:<([A-Za-z][\w.-]*)(?:\s[^<>]*)?>.*?</\1>\s*)+", re.DOTALL)
 
 
 def _lines(text: str) -> set[str]:
