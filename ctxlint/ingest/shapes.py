@@ -21,8 +21,10 @@ from ctxlint.ingest.schema import json_pointer, schema_problem
 from ctxlint.ingest.source_map import BodyProblem, SourceMap, kept_in_place, member_pointers
 
 # first found wins; then the same names in camelCase, as JavaScript loggers and trace exports write them
-SESSION_KEYS = ("session_id", "conversation_id", "thread_id", "trace_id", "metadata.session_id",
-                "sessionId", "conversationId", "threadId", "traceId")
+# A trace is one interaction of a session (an agent's run, one request in a tracer that
+# traces each call): the session's own names come first.
+SESSION_KEYS = ("session_id", "conversation_id", "thread_id", "metadata.session_id",
+                "sessionId", "conversationId", "threadId", "trace_id", "traceId")
 TIMESTAMP_KEYS = ("ts", "timestamp", "created_at", "time", "startTime", "start_time")  # startTime: LiteLLM, Langfuse
 # what a logger writes beside a bare request body, not anything the request sets
 LOG_FIELDS = frozenset(TIMESTAMP_KEYS + tuple(key for key in SESSION_KEYS if "." not in key))
