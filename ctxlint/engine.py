@@ -200,7 +200,7 @@ class SessionCheck:
     the reasoning ledger, the replies that were cut off, the defects reported."""
 
     __slots__ = ("summary", "first_line", "opening", "previous", "ledger", "reported", "judged", "pending", "settings", "fingerprint_base",
-                 "greeting", "unfinished", "summaries", "refused", "history_cut", "thread", "tools_offered", "recurring")
+                 "greeting", "unfinished", "summaries", "refused", "asked_aside", "history_cut", "thread", "tools_offered", "recurring")
 
     def __init__(self, session_id: str, file: str, explicit_key: bool, first: int) -> None:
         self.summary = SessionSummary(session_id, file, explicit_key, first)
@@ -224,6 +224,8 @@ class SessionCheck:
         self.unfinished: frozenset[tuple] = frozenset()
         self.summaries: frozenset[tuple] = frozenset()  # identities of messages put in place of cut history (CTX003)
         self.refused: frozenset[tuple] = frozenset()  # identities of user messages whose request got an error reply (CTX003)
+        # identities of what requests asked after the history and the next one asked no more (CTX016)
+        self.asked_aside: frozenset[tuple] = frozenset()
         # a request has left out messages of the one before: the app trims or folds its history
         # (CTX016 does not read a tool exchange that vanishes after that as a turn stored as text)
         self.history_cut = False

@@ -32,7 +32,8 @@ class DroppedAssistantTurn(Rule):
     two were made to other models or for other purposes (N with a `response_format`,
     tools or a `tool_choice` of its own): N was a side request on the history (follow-up
     questions, a title, a verdict) that the conversation goes on without. Made alike, that
-    is the exchange lost, and reported. Nor is
+    is the exchange lost, and reported once: the same message asked again after the
+    history and left behind again is a side request the app makes every turn. Nor is
     a reply cut away with everything before it while its tool results open the request:
     a history trimmed at its head inside a tool exchange, which CTX001 (the results left
     without their call) and CTX008 (the first messages lost) report. Nor is a request
@@ -125,6 +126,11 @@ class DroppedAssistantTurn(Rule):
         if not ids and transition.cut and any(restates(text_of(ctx.messages[index].get("content")), [text_of(dropped.get("content"))])
                                               for index in transition.put_in(ctx.messages)):
             return  # folded with the history before it into a summary the request carries (CTX008 judges the summary)
+        if transition.asked_instead is not None:
+            asked = previous.identities[transition.asked_instead]
+            if asked in ctx.session.asked_aside:
+                return  # asked after the history and left behind again: a side request the app makes each turn
+            ctx.session.asked_aside |= {asked}
         yield Violation(
             f"the assistant turn that turn {previous.number} returned ({'tool calls ' + ', '.join(ids) if ids else 'text'}) is missing from this request",
             key=("dropped", previous.number), tool_call_id=ids[0] if ids else None, stands_at=slot - 1 if slot else None,

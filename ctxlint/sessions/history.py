@@ -26,6 +26,7 @@ class Transition:
     new_from: int  # first index of the next request after everything matched
     adds_messages: bool = False  # the next request holds messages the previous one did not send
     edited_at: int | None = None  # see edited_user_message
+    asked_instead: int | None = None  # see asked_in_place_of_last
     stored: tuple[int, int] | None = None  # see stored_user_message: (its index before, its index now)
 
     @property
@@ -146,8 +147,10 @@ def align(previous: Turn, following: Turn) -> Transition:
     if stored is not None:
         mapping[stored[0]] = stored[1]
     carried = len(set(mapping) - {None})  # messages put in before the last one carried are added too
+    branch = _branch(previous, following, mapping)
+    asked_instead = asked_in_place_of_last(previous, branch)
     return Transition(tuple(mapping), response_index, new_from, adds_messages=carried < len(following.identities),
-                      edited_at=edited_user_message(previous, following, mapping), stored=stored)
+                      edited_at=edited_user_message(previous, following, branch, asked_instead), asked_instead=asked_instead, stored=stored)
 
 
 def _continued_reply(previous: Turn) -> tuple | None:
@@ -234,36 +237,39 @@ def _lines(text: str) -> set[str]:
     return {" ".join(line.split()) for line in text.splitlines()} - {""}
 
 
-def edited_user_message(previous: Turn, following: Turn, mapping: list[int | None]) -> int | None:
-    """k when the next request is the previous one's first k messages followed by another
-    user message in place of its user message k, and nothing else: a branch of the
-    conversation there (what came after message k, the response too, is left behind). A
-    new text of that message is a chat UI's edit-and-resend. Another message in place of
-    the previous request's last one (a user's or a system message), after an exchange, is
-    a branch too when the two
-    requests were made to other models or for other purposes (request_terms.purpose): the
-    previous one was a side request on the history (an instruction put after it, with a
-    response format or a tool of its own, or to a smaller model: suggest follow-up
-    questions, name the chat), which the conversation goes on without."""
-    edited = len(following.identities) - 1
-    if not 0 <= edited < len(previous.identities):
-        return None  # nothing to edit
-    if set(mapping[:edited]) != set(range(edited)) or any(p is not None for p in mapping[edited:]):
+def _branch(previous: Turn, following: Turn, mapping: list[int | None]) -> int | None:
+    """k when the next request is the previous one's first k messages followed by a user
+    message in place of its message k, and nothing else: the conversation branched there
+    (what came after message k, the response too, is left behind)."""
+    branch = len(following.identities) - 1
+    if not 0 <= branch < len(previous.identities):
+        return None  # nothing in its place
+    if set(mapping[:branch]) != set(range(branch)) or any(p is not None for p in mapping[branch:]):
         return None  # not the same messages before it (parallel results may come back reordered)
-    old, new = previous.messages[edited], following.messages[edited]
-    if role_of(new) != "user":
+    return branch if role_of(following.messages[branch]) == "user" else None
+
+
+def asked_in_place_of_last(previous: Turn, branch: int | None) -> int | None:
+    """The branch point when it is the previous request's last message, a user's or a
+    system message asked after an exchange: the previous request asked something of the
+    history that the next one asks no more."""
+    if branch is None or branch != len(previous.identities) - 1 or role_of(previous.messages[branch]) not in ("user", *STEERING_ROLES):
         return None
+    return branch if any(identity[0] == "assistant" for identity in previous.identities[:branch]) else None
+
+
+def edited_user_message(previous: Turn, following: Turn, branch: int | None, asked_instead: int | None) -> int | None:
+    """The branch point (_branch) when the conversation goes on from there: a new text of
+    the user message k is a chat UI's edit-and-resend. Another message asked in place of
+    the previous request's last one (asked_in_place_of_last) is a branch too when the two
+    requests were made to other models or for other purposes (request_terms.call_kind):
+    the previous one was a side request on the history (an instruction put after it, with
+    a response format or a tool of its own, or to a smaller model: suggest follow-up
+    questions, name the chat), which the conversation goes on without. Made alike, the
+    two are one conversation that lost the exchange."""
+    if branch is None:
+        return None
+    old, new = previous.messages[branch], following.messages[branch]
     if role_of(old) == "user" and similar(text_of(old.get("content")), text_of(new.get("content"))):
-        return edited
-    side_request = edited == len(previous.identities) - 1 and role_of(old) in ("user", *STEERING_ROLES)
-    return edited if side_request and _side_request(previous, following, edited) else None
-
-
-def _side_request(previous: Turn, following: Turn, asked: int) -> bool:
-    """Whether the previous request, which asked its last message `asked` after an exchange,
-    and the next one, which asks another in its place, were calls of two kinds: to two
-    models, or for two purposes. Calls made alike are one conversation that lost the
-    exchange."""
-    if not any(identity[0] == "assistant" for identity in previous.identities[:asked]):
-        return False
-    return other_kinds(call_kind(previous.record), call_kind(following.record))
+        return branch
+    return branch if asked_instead is not None and other_kinds(call_kind(previous.record), call_kind(following.record)) else None
