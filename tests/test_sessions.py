@@ -12,7 +12,7 @@ from ctxlint.engine import HOT_SESSIONS
 from ctxlint.ingest import read_inputs
 from ctxlint.ingest.record import Record, Response
 from ctxlint.sessions import build_sessions
-from helpers import code_lines, json_report, write_records
+from helpers import code_lines, expected_of, json_report, write_records
 
 
 def rec(line, messages, response=None, key=None):
@@ -400,22 +400,42 @@ def test_a_last_message_edited_and_resent_without_a_key_stays_in_its_session():
     assert grouping(records) == [[1, 2, 3, 4]]
 
 
-SIDE_REQUESTS = FIXTURES / "rules" / "CTX016" / "pass_side_requests_on_the_history_left_out_by_the_conversation.jsonl"
+SIDE_REQUEST_CASES = [FIXTURES / "rules" / "CTX016" / f"{name}.jsonl" for name in (
+    "pass_side_requests_on_the_history_left_out_by_the_conversation",
+    "fail_question_asked_after_the_history_each_turn_made_alike_reported_once")]
 
 
-@pytest.mark.parametrize("replies", [True, False], ids=["replies logged", "no replies"])
-def test_side_requests_on_the_history_without_a_key_stay_in_their_conversation(tmp_path, replies):
-    """Follow-up questions with a response format, a title from a smaller model, a verdict
-    through a forced tool, each asked after the history and left out by the next turn: one
-    conversation with its side requests, no turn dropped, as under its key."""
-    records = [orjson.loads(line) for line in SIDE_REQUESTS.read_bytes().splitlines()]
+@pytest.mark.parametrize("case", SIDE_REQUEST_CASES, ids=[case.stem for case in SIDE_REQUEST_CASES])
+def test_side_requests_on_the_history_without_a_key_read_as_under_it(tmp_path, case):
+    """Requests that ask something after the history, which the conversation's next request
+    asks no more: one conversation without its key too, with the same findings (none where
+    they were made for other purposes; the first only where they were made alike)."""
+    records = [orjson.loads(line) for line in case.read_bytes().splitlines()]
     for record in records:
         del record["session_id"]
-        if not replies:
-            del record["response"]
+    report = json_report(write_records(tmp_path / "side.jsonl", records))
+    assert [session["requests"] for session in report["sessions"]] == [len(records)]
+    assert code_lines(report) == expected_of(case)
+
+
+def test_side_requests_on_the_history_without_a_key_or_replies_stay_in_their_conversation(tmp_path):
+    records = [orjson.loads(line) for line in SIDE_REQUEST_CASES[0].read_bytes().splitlines()]
+    for record in records:
+        del record["session_id"], record["response"]
     report = json_report(write_records(tmp_path / "side.jsonl", records))
     assert [session["requests"] for session in report["sessions"]] == [7]
     assert code_lines(report) == [("CTX019", 4)]
+
+
+def test_an_exchange_lost_without_a_key_is_found_in_its_conversation():
+    """Another question asked in place of the last one, right after a reply the
+    conversation got, by a request made alike: that conversation lost the exchange (it
+    read as another conversation after the same scaffold, and went unreported)."""
+    opening = [S, U("Find me a flight from Paris to Rome on Friday, budget 200 EUR.")]
+    first = A("AF123 leaves at 9:00.")
+    asked = opening + [first, U("Is there a later one?")]
+    records = [rec(1, opening, first), rec(2, asked, A("AZ55 at 18:00.")), rec(3, opening + [first, U("Book the cheaper one.")])]
+    assert grouping(records) == [[1, 2, 3]]
 
 
 def rec_of(line, messages, model):

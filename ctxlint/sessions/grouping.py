@@ -50,6 +50,7 @@ class _Open:
     model: str | None = None
     asked: str | None = None  # when the last request ends on a user message after an exchange: its text (edited_by)
     kind: tuple | None = None  # the last request's request_terms.call_kind (edited_by)
+    asked_after_reply: bool = False  # the last request asked its last message right after the reply it went on from (edited_by)
     opened: int = 0  # how many conversation messages its first request sent
     response_calls: tuple[str, ...] = ()
     last_seen: int = 0
@@ -82,15 +83,17 @@ class _Open:
         return None
 
     def edited_by(self, identities: list[tuple], asked: str, kind: tuple | None) -> bool:
-        """Whether a request is the last one with its final user message edited: another
-        text that reads as an edit of it, or any other where the last one was a call of
-        another kind (a side request on the history: history.edited_user_message). One
-        made alike that says something else is another conversation's opening question
+        """Whether a request is the last one with its final user message replaced: another
+        text that reads as an edit of it, or any other where the last one asked it right
+        after a reply this conversation got (something asked of the history: a side
+        request, history.edited_user_message, or an exchange the next request lost) or
+        was a call of another kind. One made alike that says something else after
+        messages no request got as its reply is another conversation's opening question
         after the same scaffold (few-shot examples)."""
         sent = self.sent
         return (len(identities) == sent and identities[-1][0] == "user" and identities[-1] != self.history[sent - 1]
                 and identities[:-1] == self.history[:sent - 1] and self.asked is not None
-                and (similar(self.asked, asked) or other_kinds(self.kind, kind)))
+                and (similar(self.asked, asked) or self.asked_after_reply or other_kinds(self.kind, kind)))
 
 
 def _key(identity: tuple) -> tuple:
@@ -362,11 +365,13 @@ class ChainInference:
             for index, key in self._places(best):
                 index[key].remove(best)
             best.resent |= best.sent == len(identities) == 1 and identities == best.history[:1]
+        went_on_from = None if started else best.reply
         best.history = identities[:]
         best.sent = len(identities)
         best.prompt, best.model = prompt, model
         best.asked = asked if best.edit_point is not None else None
         best.kind = kind
+        best.asked_after_reply = went_on_from is not None and len(identities) >= 2 and identities[-2] == went_on_from
         best.response_calls = ()
         response = record.response.message if record.response is not None else None
         if response is not None:
