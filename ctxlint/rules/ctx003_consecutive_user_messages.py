@@ -22,8 +22,10 @@ class ConsecutiveUserMessages(Rule):
     Code's compaction summary comes before the user's next prompt),
     nor an attachment sent as a user message of its own (only images, audio or files, no
     text) next to the message that says what to do with it, or an agent's context sent
-    so, nothing but blocks in tags of their own (Codex CLI's `<environment_context>` and
-    `<user_instructions>` before the user's prompt): that is one user turn. Nor are
+    so before the user's words, nothing but blocks in tags of their own (Codex CLI's
+    `<user_instructions>` and `<environment_context>` before the prompt): that is one
+    user turn. An observation sent after a tool result (a screenshot with its caption) is
+    not context for a prompt, and is reported. Nor are
     two messages the previous request sent with others between them that this request
     cut: history trimmed from the middle (the first user message kept, the newest turns
     after it), which leaves the user's first message next to the oldest one kept. Nor is
@@ -88,8 +90,8 @@ class ConsecutiveUserMessages(Rule):
                 first, second = (text_of(messages[i].get("content")) for i in (index - 1, index))
                 if _attachment_only(messages[index - 1], first) or _attachment_only(messages[index], second):
                     continue
-                if tagged_blocks_only(first) or tagged_blocks_only(second):
-                    continue  # an agent's context beside the user's words: one user turn
+                if tagged_blocks_only(first):
+                    continue  # an agent's context put before the user's words: one user turn
                 if transition is not None and transition.cut_between(index - 1, index):
                     continue  # history trimmed from the middle: what stood between them was cut, not lost
                 yield Violation(
