@@ -47,8 +47,16 @@ def forces_a_tool_call(request: dict) -> bool:
     return isinstance(mode, str) and mode.upper() == "ANY"
 
 
+# Where a request says what form the reply takes, in the APIs ctxlint reads: the tool it
+# forces (chat completions, Anthropic, Gemini and Converse tool configs), a response format
+# or schema (chat completions, the Responses API's text.format, Anthropic's output format,
+# Gemini's generation config).
+REPLY_FORM = ("tool_choice", "function_call", "toolConfig", "tool_config", "response_format", "text.format",
+              "output_format", "output_config.format", "generationConfig.responseMimeType", "generationConfig.responseSchema",
+              "generationConfig.responseJsonSchema", "generation_config.response_mime_type", "generation_config.response_schema",
+              "generation_config.response_json_schema")
 # The members that say what a call is for, beside its messages (kept when a request is slimmed)
-PURPOSE_MEMBERS = ("tools", "functions", "tool_choice", "function_call", "response_format")
+PURPOSE_MEMBERS = ("tools", "functions", *dict.fromkeys(path.split(".")[0] for path in REPLY_FORM))
 
 
 def purpose(request: dict) -> tuple[Any, ...]:
@@ -56,8 +64,7 @@ def purpose(request: dict) -> tuple[Any, ...]:
     offers, the tool it forces, the form of the reply. Two requests with the same messages
     and another purpose are two calls (an app's router or classifier that gets a structured
     answer beside its agent), not one sent again."""
-    return (frozenset(declared_tool_names(request)),
-            *(canonical_json(request.get(member)) for member in ("tool_choice", "function_call", "response_format")))
+    return (frozenset(declared_tool_names(request)), *(canonical_json(dotted(request, path)) for path in REPLY_FORM))
 
 
 def call_kind(record: Record) -> tuple[Any, ...] | None:

@@ -66,6 +66,26 @@ def test_arguments_that_break_the_schema_point_at_the_items_arguments(tmp_path):
     assert located_findings(json_report(log)) == [("CTX013", 1, 1, "/input/1/arguments", "call_1")]
 
 
+@pytest.mark.parametrize("keyed", [True, False], ids=["keyed", "keyless"])
+def test_a_side_request_with_a_text_format_of_its_own_is_a_branch(tmp_path, keyed):
+    """Follow-up questions asked after the history with `text.format` (the Responses API's
+    structured output), which the next turn asks no more: a side request, not a lost turn."""
+    answer = TEXT_REPLY["output"][0]
+    follow_up = {"role": "user", "content": "Suggest three follow-up questions."}
+    json_format = {"format": {"type": "json_schema", "name": "follow_ups", "schema": {"type": "object"}}}
+    questions = {**TEXT_REPLY, "output": [{**answer, "content": [{"type": "output_text", "text": '["Rain?", "Wind?", "Snow?"]'}]}]}
+    records = [_request([USER], response=TEXT_REPLY),
+               _request([USER, answer, follow_up], response=questions),
+               _request([USER, answer, {"role": "user", "content": "And tomorrow?"}], response=TEXT_REPLY)]
+    records[1]["request"]["text"] = json_format
+    for record in records:
+        if not keyed:
+            del record["session_id"]
+    report = json_report(_write(tmp_path, records))
+    assert [session["requests"] for session in report["sessions"]] == [3]
+    assert code_lines(report) == []
+
+
 def test_a_request_that_continues_a_stored_response_is_skipped_with_its_reason(tmp_path):
     log = _write(tmp_path, [
         {"request": {"model": MODEL, "previous_response_id": "resp_1", "input": [{"role": "user", "content": "more"}]}},
