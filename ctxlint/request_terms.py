@@ -64,7 +64,8 @@ def purpose(request: dict) -> tuple[Any, ...]:
     offers, the tool it forces, the form of the reply. Two requests with the same messages
     and another purpose are two calls (an app's router or classifier that gets a structured
     answer beside its agent), not one sent again."""
-    return (frozenset(declared_tool_names(request)), *(canonical_json(dotted(request, path)) for path in REPLY_FORM))
+    form = ((path, dotted(request, path)) for path in REPLY_FORM)
+    return frozenset(declared_tool_names(request)), tuple((path, canonical_json(value)) for path, value in form if value is not None)
 
 
 def call_kind(record: Record) -> tuple[Any, ...] | None:

@@ -418,6 +418,28 @@ def test_side_requests_on_the_history_without_a_key_read_as_under_it(tmp_path, c
     assert code_lines(report) == expected_of(case)
 
 
+def test_side_requests_of_sessions_put_to_sleep_are_told_as_awake(tmp_path):
+    """Past the sessions kept awake, a session's previous request is kept slimmed: its
+    model and purpose stay, so a side request (a response format of its own: even
+    sessions) is still told from an exchange lost by a request made alike (odd ones)."""
+    records, lost = [], []
+    for step in range(3):
+        for number in range(HOT_SESSIONS + 10):
+            opening = [S, U(f"Plan a trip to city number {number}.")]
+            reply = A(f"Day 1 in city {number}: the old town.")
+            messages = [opening, opening + [reply, U("List follow-up questions as JSON.")], opening + [reply, U("And day 2?")]][step]
+            record = {"session_id": f"s{number}", "request": {"model": "gpt-4o", "messages": messages},
+                      "response": {"choices": [{"index": 0, "message": reply if step == 0 else A(f"Answer {step} for {number}."), "finish_reason": "stop"}]}}
+            if step == 1 and number % 2 == 0:
+                record["request"]["response_format"] = {"type": "json_object"}
+            records.append(record)
+            if step == 2 and number % 2:
+                lost.append(("CTX016", len(records)))
+    report = json_report(write_records(tmp_path / "many.jsonl", records))
+    assert report["summary"]["sessions"] == HOT_SESSIONS + 10
+    assert code_lines(report) == lost
+
+
 def test_side_requests_on_the_history_without_a_key_or_replies_stay_in_their_conversation(tmp_path):
     records = [orjson.loads(line) for line in SIDE_REQUEST_CASES[0].read_bytes().splitlines()]
     for record in records:

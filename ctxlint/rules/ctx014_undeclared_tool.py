@@ -81,5 +81,3 @@ class UndeclaredTool(Rule):
                     pointer=f"/messages/{index}/tool_calls/{position}/function/name",
                     evidence={"declared": sorted(declared)[:20]},
                 )
-
-

@@ -63,8 +63,9 @@ class Turn:
         """The turn as what the next request is judged against needs it, bulk let go: its
         identities; of its messages the roles and texts, tool results by their call id alone
         (what tells a cut from a summary, an edit or a message stored in another form), its
-        model and purpose (request_terms.purpose); of its response the status, finish reason, text and tool call ids. Its message
-        objects are gone, so the next request is judged from its start."""
+        model and purpose (request_terms.purpose: what tells a side request); of its
+        response the status, finish reason, text and tool call ids. Its message objects are
+        gone, so the next request is judged from its start."""
         record = self.record
         response = record.response
         slim_response = None
