@@ -23,7 +23,7 @@ from ctxlint.ingest.shapes import LOG_FIELDS
 from ctxlint.profiles import Profile, ProfileBook, passback_required
 from ctxlint.rules.base import NO_CHAIN, Finding, Rule, Violation
 from ctxlint.sessions.grouping import SessionAssembler, Thread, part_name, route
-from ctxlint.sessions.history import Transition, align
+from ctxlint.sessions.history import Transition, align, side_request_on
 from ctxlint.sessions.model import Session, Turn, make_turn, opening_kind
 from ctxlint.spill import Spill
 from ctxlint.tokens.counter import TOKENS_PER_REPLY, TokenCount, TokenCounter, prompt_tokens
@@ -573,6 +573,8 @@ class Engine:
         self._learn(session.ledger, turn, ctx.profile.id if ctx.profile.known else None)
         if record.response is not None and record.response.finish_reason in UNFINISHED and turn.response_message is not None:
             session.unfinished |= {turn.response_identity()}
+        if ctx.previous is not None and side_request_on(ctx.previous, turn, ctx.transition):
+            return  # the conversation goes on from the request before this side request
         session.previous = turn
         session.judged = judged
         session.recurring = (live, stored)

@@ -402,7 +402,9 @@ def test_a_last_message_edited_and_resent_without_a_key_stays_in_its_session():
 
 SIDE_REQUEST_CASES = [FIXTURES / "rules" / "CTX016" / f"{name}.jsonl" for name in (
     "pass_side_requests_on_the_history_left_out_by_the_conversation",
-    "fail_question_asked_after_the_history_each_turn_made_alike_reported_once")]
+    "fail_question_asked_after_the_history_each_turn_made_alike_reported_once",
+    "pass_side_request_on_the_history_while_the_tool_loop_goes_on",
+    "fail_tool_turn_dropped_beside_a_side_request")]
 
 
 @pytest.mark.parametrize("case", SIDE_REQUEST_CASES, ids=[case.stem for case in SIDE_REQUEST_CASES])

@@ -6,7 +6,7 @@ from ctxlint.chat import comparable_text, excerpt, role_of, says_nothing, text_o
 from ctxlint.profiles.lookup import compaction_at
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates
-from ctxlint.sessions.history import Transition
+from ctxlint.sessions.history import Transition, side_request_on
 from ctxlint.sessions.model import STEERING_ROLES, last_of
 
 
@@ -33,7 +33,11 @@ class DroppedAssistantTurn(Rule):
     tools or a `tool_choice` of its own): N was a side request on the history (follow-up
     questions, a title, a verdict) that the conversation goes on without. Made alike, that
     is the exchange lost, and reported once: the same message asked again after the
-    history and left behind again is a side request the app makes every turn. Nor is
+    history and left behind again is a side request the app makes every turn. Nor is a
+    side request on the history as it stood, made to another model or for another
+    purpose, that carries all N sent but not its reply, and neither answers that reply's
+    calls nor offers the tools they call (a status line asked of a smaller model while
+    the agent's loop waits on a call): the next request is judged against N. Nor is
     a reply cut away with everything before it while its tool results open the request:
     a history trimmed at its head inside a tool exchange, which CTX001 (the results left
     without their call) and CTX008 (the first messages lost) report. Nor is a request
@@ -123,6 +127,8 @@ class DroppedAssistantTurn(Rule):
             return  # its text joined the assistant message before it (Responses API items read as one message)
         if not kept and _opens_with_results_of(ctx.messages, ids):
             return  # cut away with all before it, its results left at the head: trimming (CTX001, CTX008)
+        if side_request_on(previous, ctx.turn, transition):
+            return  # a side request on the history as it stood: the conversation goes on from the previous request
         if not ids and transition.cut and any(restates(text_of(ctx.messages[index].get("content")), [text_of(dropped.get("content"))])
                                               for index in transition.put_in(ctx.messages)):
             return  # folded with the history before it into a summary the request carries (CTX008 judges the summary)

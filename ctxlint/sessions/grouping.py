@@ -96,6 +96,17 @@ class _Open:
                 and (similar(self.asked, asked) or self.asked_after_reply or other_kinds(self.kind, kind)))
 
 
+    def asked_aside_by(self, identities: list[tuple], kind: tuple | None) -> bool:
+        """Whether a request is a side request on this conversation's history as it stood
+        (history.side_request_on): made to another model or for another purpose than its
+        last request, it carries all that request sent and more, but neither the reply,
+        which made tool calls, nor a result of them."""
+        sent = self.sent
+        return (bool(self.response_calls) and other_kinds(self.kind, kind) and self.reply not in identities
+                and len(identities) > sent and identities[:sent] == self.history[:sent]
+                and not any(identity[0] == "tool" and identity[1] in self.response_calls for identity in identities))
+
+
 def _key(identity: tuple) -> tuple:
     """What finds a message again in a later request: its identity, or for a tool result
     its call id alone (apps clear or shorten old tool output in place)."""
@@ -361,6 +372,10 @@ class ChainInference:
                     self._started_after.clear()
                 before = hash(tuple(identities[:-1]))
                 self._started_after[before] = self._started_after.get(before, 0) + 1
+        elif best.asked_aside_by(identities, kind):
+            # the conversation goes on from where it stood, and from this request if it is
+            # what goes on (a model switched): a second open end of the same session
+            best = _Open(best.session_id, opened=best.opened)
         else:
             for index, key in self._places(best):
                 index[key].remove(best)

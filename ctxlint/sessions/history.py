@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ctxlint.chat import comparable_text, last_user_index, message_identity_of, role_of, similar, tagged_blocks_only, text_of
+from ctxlint.chat import (call_function, comparable_text, last_user_index, message_identity_of, role_of, similar, tagged_blocks_only,
+                          text_of, tool_call_ids, tool_calls_of)
 from ctxlint.ingest.call_ids import unpaired_form
-from ctxlint.request_terms import call_kind, other_kinds
+from ctxlint.request_terms import call_kind, declared_tool_names, other_kinds
 from ctxlint.sessions.model import STEERING_ROLES, Turn, last_of
 
 SUMMARY_ROLES = ("system", "developer", "user")  # the roles a summary of cut history is sent in
@@ -273,3 +274,25 @@ def edited_user_message(previous: Turn, following: Turn, branch: int | None, ask
     if role_of(old) == "user" and similar(text_of(old.get("content")), text_of(new.get("content"))):
         return branch
     return branch if asked_instead is not None and other_kinds(call_kind(previous.record), call_kind(following.record)) else None
+
+
+def side_request_on(previous: Turn, following: Turn, transition: Transition) -> bool:
+    """Whether the next request is a side request on the previous one's history as it
+    stood: made to another model or for another purpose, it carries all the previous one
+    sent, in place, and more, but not its reply, which made tool calls; and it neither
+    answers them nor offers the tools called (a progress line asked of a smaller model
+    while the agent's tool loop goes on). It cannot be the next step of that exchange: the
+    conversation goes on from the previous request."""
+    reply = previous.response_message
+    if reply is None or transition.response_position is not None or not transition.adds_messages:
+        return False
+    if transition.mapping[:transition.response_index] != tuple(range(transition.response_index)):
+        return False
+    if not other_kinds(call_kind(previous.record), call_kind(following.record)):
+        return False
+    ids = tool_call_ids(reply)
+    if not ids:
+        return False  # a text reply left out is the conversation going on without it
+    called = {name for name in (call_function(call)[0] for call in tool_calls_of(reply)) if name is not None}
+    answered = any(role_of(message) == "tool" and message.get("tool_call_id") in ids for message in following.messages)
+    return not answered and not called & declared_tool_names(following.record.request)
