@@ -104,6 +104,14 @@ def test_show_says_what_an_edit_left_behind():
     assert "not legal" not in text
 
 
+def test_show_reads_a_side_request_beside_a_tool_loop_as_aside():
+    case = str(FIXTURES / "rules" / "CTX016" / "pass_side_request_on_the_history_while_the_tool_loop_goes_on.jsonl")
+    text = run_cli("show", case, "--session", "job-12").stdout
+    assert "turn 3: message #5 (assistant, turn 2 response) dropped — legal: not in this side request, asked on the history as it stood" in text
+    assert "turn 4: message #6 (user, turn 3 request) dropped — legal: left behind with the side request of turn 3" in text
+    assert "not legal" not in text
+
+
 def test_show_says_what_a_side_request_left_behind():
     case = str(FIXTURES / "rules" / "CTX016" / "pass_side_requests_on_the_history_left_out_by_the_conversation.jsonl")
     text = run_cli("show", case, "--session", "chat-7").stdout

@@ -11,7 +11,7 @@ from ctxlint.chat import REASONING_FIELDS, Quoted, excerpt, last_user_index, mes
 from ctxlint.ingest.call_ids import unpaired_form
 from ctxlint.profiles import ProfileBook, passback_required, sealed_only
 from ctxlint.rules.base import Finding
-from ctxlint.sessions.history import Transition, align
+from ctxlint.sessions.history import Transition, align, side_request_on
 from ctxlint.sessions.model import STEERING_ROLES, Session, Turn
 from ctxlint.tokens.counter import TokenCounter
 
@@ -142,13 +142,18 @@ class SendRecordBuilder:
     def build(self) -> SendRecord:
         by_identity: dict[tuple, Entry] = {}
         previous_turn: Turn | None = None
+        side_requests: set[int] = set()  # turns that were side requests on the history (history.side_request_on)
         for turn in self.session.turns:
             profile = self.profiles.for_record(turn.record)
+            before = previous_turn.number if previous_turn is not None else 0  # the turn this one goes on from
             transition = align(previous_turn, turn) if previous_turn is not None else None
             edited = transition.edited_at if transition is not None else None
             stored = transition.stored if transition is not None else None
             unlogged_reply = _unlogged_reply(previous_turn, turn, transition) if transition is not None else None
-            previous_turn = turn
+            if transition is not None and side_request_on(previous_turn, turn, transition):
+                side_requests.add(turn.number)  # the conversation goes on from the request before it
+            else:
+                previous_turn = turn
             matched: dict[int, Entry] = {}
             cursor = -1
             positions: dict[tuple, list[int]] = {}
@@ -216,11 +221,15 @@ class SendRecordBuilder:
                 if not entry.statuses and "response" not in entry.origin:
                     continue
                 finding = _finding_for(self.findings, turn.number, entry, None)
-                previous = entry.statuses.get(turn.number - 1)
+                previous = entry.statuses.get(before)
                 if finding is not None:
                     status = Status(DROPPED, legal=False, why=self._told(finding))
                 elif previous is not None and previous.kind in (DROPPED, SUMMARIZED):
                     status = Status(previous.kind, legal=previous.legal, why="still not sent" if previous.legal else previous.why)
+                elif turn.number in side_requests:
+                    status = Status(DROPPED, why="not in this side request, asked on the history as it stood")
+                elif entry.first_turn in side_requests:
+                    status = Status(DROPPED, why=f"left behind with the side request of turn {entry.first_turn}")
                 elif edited is not None:
                     status = Status(DROPPED, why=f"left behind: the conversation branched at message {edited} (an edit resent from there, or a side request it went on without)")
                 elif inserted:
