@@ -77,6 +77,12 @@ def test_snake_case_fields_and_the_model_from_the_logged_url(tmp_path):
     assert json_report(log)["findings"] == []
 
 
+def test_the_model_from_a_url_the_envelope_logs_beside_the_request(tmp_path):
+    log = _write(tmp_path, [{"url": "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent",
+                             "request": {"contents": [QUESTION]}}])
+    assert read_inputs([log]).records[0].model == "gemini-2.5-flash"
+
+
 def test_a_streamed_reply_joins_its_text_and_keeps_the_signed_call():
     chunks = [{"candidates": [{"content": {"role": "model", "parts": [{"text": "Let me "}]}}]},
               {"candidates": [{"content": {"role": "model", "parts": [{"text": "check."}]}}]},

@@ -279,13 +279,15 @@ def http_body(request: Any, pointer: str) -> tuple[Any, str]:
 
 def _named_model(body: Any, envelope: dict[str, Any]) -> Any:
     """A body that names no model (the URL does): the envelope's `model`, or the model in
-    the logged request's URL, is the body's."""
+    the logged request's URL (an HTTP logger's request, or the envelope's own `url`), is
+    the body's."""
     if not isinstance(body, dict) or "model" in body:
         return body
     if isinstance(envelope.get("model"), str):
         return {**body, "model": envelope["model"]}
     request = envelope.get("request")
-    return named_by_url(body, request.get("url") or request.get("uri") if isinstance(request, dict) else None)
+    url = request.get("url") or request.get("uri") if isinstance(request, dict) else None
+    return named_by_url(body, url or envelope.get("url") or envelope.get("uri"))
 
 
 def named_by_url(body: dict[str, Any], url: Any) -> dict[str, Any]:
