@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import orjson
+import pytest
 
 from conftest import FIXTURES
 from helpers import run_cli
@@ -97,25 +98,23 @@ def test_show_blames_the_dropped_summary_not_the_message_it_replaced():
     assert "not legal" not in restated and "first loss" not in restated
 
 
-def test_show_says_what_an_edit_left_behind():
-    case = str(FIXTURES / "rules" / "CTX016" / "pass_edited_user_message_branches.jsonl")
-    text = run_cli("show", case, "--session", "e2").stdout
-    assert "turn 3: message #4 (user, turn 2 request) dropped — legal: left behind: the conversation branched at message 3 (an edit resent from there, or a side request it went on without)" in text
-    assert "not legal" not in text
+LEFT_BEHIND = [
+    ("pass_edited_user_message_branches", "e2", [
+        "turn 3: message #4 (user, turn 2 request) dropped — legal: left behind: the conversation branched at message 3 "
+        "(an edit resent from there, or a side request it went on without)"]),
+    ("pass_side_requests_on_the_history_left_out_by_the_conversation", "chat-7", [
+        "turn 3: message #4 (user, turn 2 request) dropped — legal: left behind: the conversation branched at message 3"]),
+    ("pass_side_request_on_the_history_while_the_tool_loop_goes_on", "job-12", [
+        "turn 3: message #5 (assistant, turn 2 response) dropped — legal: not in this side request, asked on the history as it stood",
+        "turn 4: message #6 (user, turn 3 request) dropped — legal: left behind with the side request of turn 3"]),
+]
 
 
-def test_show_reads_a_side_request_beside_a_tool_loop_as_aside():
-    case = str(FIXTURES / "rules" / "CTX016" / "pass_side_request_on_the_history_while_the_tool_loop_goes_on.jsonl")
-    text = run_cli("show", case, "--session", "job-12").stdout
-    assert "turn 3: message #5 (assistant, turn 2 response) dropped — legal: not in this side request, asked on the history as it stood" in text
-    assert "turn 4: message #6 (user, turn 3 request) dropped — legal: left behind with the side request of turn 3" in text
-    assert "not legal" not in text
-
-
-def test_show_says_what_a_side_request_left_behind():
-    case = str(FIXTURES / "rules" / "CTX016" / "pass_side_requests_on_the_history_left_out_by_the_conversation.jsonl")
-    text = run_cli("show", case, "--session", "chat-7").stdout
-    assert "turn 3: message #4 (user, turn 2 request) dropped — legal: left behind: the conversation branched at message 3" in text
+@pytest.mark.parametrize("case, session, lines", LEFT_BEHIND, ids=[case for case, _, _ in LEFT_BEHIND])
+def test_show_says_what_an_edit_or_a_side_request_left_behind(case, session, lines):
+    text = run_cli("show", str(FIXTURES / "rules" / "CTX016" / f"{case}.jsonl"), "--session", session).stdout
+    for line in lines:
+        assert line in text
     assert "not legal" not in text
 
 
