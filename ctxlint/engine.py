@@ -344,6 +344,12 @@ class TurnContext:
         return align(self.previous, self.turn) if self.previous is not None else None
 
     @cached_property
+    def side_request(self) -> bool:
+        """Whether this request is a side request on the previous one's history as it stood
+        (history.side_request_on): the conversation goes on from the previous request."""
+        return self.previous is not None and side_request_on(self.previous, self.turn, self.transition)
+
+    @cached_property
     def first_stored(self) -> list[int]:
         """Indexes of the messages this request holds as history for the first time (Transition.first_stored)."""
         if self.transition is None:
@@ -573,7 +579,7 @@ class Engine:
         self._learn(session.ledger, turn, ctx.profile.id if ctx.profile.known else None)
         if record.response is not None and record.response.finish_reason in UNFINISHED and turn.response_message is not None:
             session.unfinished |= {turn.response_identity()}
-        if ctx.previous is not None and side_request_on(ctx.previous, turn, ctx.transition):
+        if ctx.side_request:
             return  # the conversation goes on from the request before this side request
         session.previous = turn
         session.judged = judged

@@ -6,7 +6,7 @@ from ctxlint.chat import comparable_text, excerpt, role_of, says_nothing, text_o
 from ctxlint.profiles.lookup import compaction_at
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates
-from ctxlint.sessions.history import Transition, side_request_on
+from ctxlint.sessions.history import Transition
 from ctxlint.sessions.model import STEERING_ROLES, last_of
 
 
@@ -127,7 +127,7 @@ class DroppedAssistantTurn(Rule):
             return  # its text joined the assistant message before it (Responses API items read as one message)
         if not kept and _opens_with_results_of(ctx.messages, ids):
             return  # cut away with all before it, its results left at the head: trimming (CTX001, CTX008)
-        if side_request_on(previous, ctx.turn, transition):
+        if ctx.side_request:
             return  # a side request on the history as it stood: the conversation goes on from the previous request
         if not ids and transition.cut and any(restates(text_of(ctx.messages[index].get("content")), [text_of(dropped.get("content"))])
                                               for index in transition.put_in(ctx.messages)):
