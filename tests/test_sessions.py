@@ -294,14 +294,17 @@ def test_session_keys_group_across_files_in_input_order():
     assert sessions[0].id == "k"
 
 
-def test_a_session_named_beside_a_trace_per_call_groups_by_the_session(tmp_path):
+@pytest.mark.parametrize("where", ["beside", "in the request"])
+def test_a_session_named_beside_a_trace_per_call_groups_by_the_session(tmp_path, where):
     """A tracer that gives each call a trace of its own and names the session in the
-    metadata: the session is the key, so the reply lost between the two calls is found."""
+    metadata, the line's or the request body's (as apps that trace through LiteLLM pass
+    it): the session is the key, so the reply lost between the two calls is found."""
     records = [orjson.loads(line) for line in (FIXTURES / "rules" / "CTX016" / "fail_text_reply_lost.jsonl").read_bytes().splitlines()]
     for number, record in enumerate(records):
-        record["trace_id"], record["metadata"] = f"trace-{number}", {"session_id": record.pop("session_id")}
+        record["trace_id"] = f"trace-{number}"
+        (record if where == "beside" else record["request"])["metadata"] = {"session_id": record.pop("session_id")}
     report = json_report(write_records(tmp_path / "traced.jsonl", records))
-    assert [session["requests"] for session in report["sessions"]] == [2]
+    assert [(session["id"], session["requests"]) for session in report["sessions"]] == [("s1", 2)]
     assert code_lines(report) == [("CTX003", 2), ("CTX016", 2)]
 
 

@@ -22,8 +22,9 @@ from ctxlint.ingest.source_map import BodyProblem, SourceMap, kept_in_place, mem
 
 # first found wins; then the same names in camelCase, as JavaScript loggers and trace exports write them
 # A trace is one interaction of a session (an agent's run, one request in a tracer that
-# traces each call): the session's own names come first.
-SESSION_KEYS = ("session_id", "conversation_id", "thread_id", "metadata.session_id",
+# traces each call): the session's own names come first, the request body's metadata among
+# them (apps that trace through LiteLLM name the session there).
+SESSION_KEYS = ("session_id", "conversation_id", "thread_id", "metadata.session_id", "request.metadata.session_id",
                 "sessionId", "conversationId", "threadId", "trace_id", "traceId")
 TIMESTAMP_KEYS = ("ts", "timestamp", "created_at", "time", "startTime", "start_time")  # startTime: LiteLLM, Langfuse
 # what a logger writes beside a bare request body, not anything the request sets
