@@ -145,6 +145,16 @@ def test_tau2_bench_results_are_read_as_the_agent_saw_each_simulation():
     assert (finding["code"], finding["tool_call_id"], finding["session"].endswith("#task_id=1,trial=0")) == ("CTX001", "toolu_99", True)
 
 
+def test_tau2_bench_tool_calls_that_are_no_list_are_a_located_problem(tmp_path):
+    data = orjson.loads((READERS / "tau2_results.json").read_bytes())
+    message = next(m for m in data["simulations"][0]["messages"] if m.get("role") == "assistant" and m.get("tool_calls"))
+    message["tool_calls"] = True
+    path = tmp_path / "results.json"
+    path.write_bytes(orjson.dumps(data))
+    problems = [f for f in json_report(str(path))["findings"] if f["code"] == "CTX900"]
+    assert len(problems) == 1 and "/tool_calls: is a boolean, expected array" in problems[0]["message"]
+
+
 def test_a_bedrock_converse_cassette_is_read_as_the_messages_body_it_spells_differently():
     """Converse's typeless blocks (toolUse, toolResult, reasoningContent), its toolSpec tools
     and its additionalModelRequestFields (Claude's thinking): one session, its tool turn

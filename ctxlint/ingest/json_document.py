@@ -258,9 +258,13 @@ def _tau2_trajectories(data: dict[str, Any]) -> Iterator[Trajectory]:
             elif message.get("role") == "user" and not message.get("content") and message.get("tool_calls"):
                 continue  # the user simulator only ran its own tools
             else:
-                calls = [(j, call) for j, call in enumerate(message.get("tool_calls") or ()) if isinstance(call, dict) and call.get("requestor") != "user"]
+                listed = message.get("tool_calls")
+                calls = [(j, call) for j, call in enumerate(listed if isinstance(listed, list) else ())
+                         if isinstance(call, dict) and call.get("requestor") != "user"]
                 converted = {"role": message.get("role"), "content": message.get("content")}
-                if calls and message.get("role") == "assistant":
+                if listed is not None and not isinstance(listed, list):
+                    converted["tool_calls"] = listed  # the schema check reports it, at its place
+                elif calls and message.get("role") == "assistant":
                     converted["tool_calls"] = [_tau2_call(call) for _, call in calls]
                     kept = tuple(f"{pointer}/tool_calls/{j}" for j, _ in calls)
                 messages.append(converted)
