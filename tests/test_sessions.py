@@ -445,6 +445,12 @@ def test_side_requests_of_sessions_put_to_sleep_are_told_as_awake(tmp_path):
     assert code_lines(report) == lost
 
 
+def test_an_exchange_lost_in_place_of_the_last_question_says_how_a_side_request_would_read():
+    [finding] = json_report(str(SIDE_REQUEST_CASES[1]))["findings"]
+    assert "as is the message turn 2 asked (message 3 asks another in its place" in finding["message"]
+    assert "made with a response format, tools or a model of its own" in finding["message"]
+
+
 def test_side_requests_on_the_history_without_a_key_or_replies_stay_in_their_conversation(tmp_path):
     records = [orjson.loads(line) for line in SIDE_REQUEST_CASES[0].read_bytes().splitlines()]
     for record in records:

@@ -132,13 +132,17 @@ class DroppedAssistantTurn(Rule):
         if not ids and transition.cut and any(restates(text_of(ctx.messages[index].get("content")), [text_of(dropped.get("content"))])
                                               for index in transition.put_in(ctx.messages)):
             return  # folded with the history before it into a summary the request carries (CTX008 judges the summary)
+        why = ""
         if transition.asked_instead is not None:
             asked = previous.identities[transition.asked_instead]
             if asked in ctx.session.asked_aside:
                 return  # asked after the history and left behind again: a side request the app makes each turn
             ctx.session.asked_aside |= {asked}
+            why = (f", as is the message turn {previous.number} asked (message {ctx.label(transition.asked_instead)} asks another in its place;"
+                   f" if turn {previous.number} was a side request, not a turn of the conversation, it reads so when made with a"
+                   " response format, tools or a model of its own)")
         yield Violation(
-            f"the assistant turn that turn {previous.number} returned ({'tool calls ' + ', '.join(ids) if ids else 'text'}) is missing from this request",
+            f"the assistant turn that turn {previous.number} returned ({'tool calls ' + ', '.join(ids) if ids else 'text'}) is missing from this request{why}",
             key=("dropped", previous.number), tool_call_id=ids[0] if ids else None, stands_at=slot - 1 if slot else None,
             evidence={"returned_in_line": previous.record.line, "returned_in_turn": previous.number, "content": excerpt(text_of(dropped.get("content")), 60)},
         )
