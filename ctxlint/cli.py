@@ -352,6 +352,19 @@ def version() -> None:
     typer.echo(__version__)
 
 
+def _print_version(asked: bool) -> None:
+    if asked:
+        typer.echo(__version__)
+        raise typer.Exit()
+
+
+@app.callback()
+def options(
+    show_version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version, help="Print the version and exit."),
+) -> None:
+    """Lint captured LLM request logs for context-assembly defects."""
+
+
 def _interrupted(signum: int, frame: object) -> None:
     """Ctrl-C: say so in one line and stop with 130, whatever was running (no traceback)."""
     with contextlib.suppress(Exception):

@@ -104,6 +104,14 @@ def test_rules_and_rule_docs():
     assert run_cli("rule", "CTX999").exit_code == 2
 
 
+@pytest.mark.parametrize("args", [("--version",), ("version",)])
+def test_version_as_an_option_and_as_a_command(args):
+    from ctxlint import __version__
+
+    result = run_cli(*args)
+    assert result.exit_code == 0 and result.stdout == f"{__version__}\n"
+
+
 def test_model_alias_and_context_window_override(tmp_path):
     log = tmp_path / "log.jsonl"
     log.write_text(orjson.dumps({"session_id": "a", "request": {"model": "my-endpoint", "thinking": {"type": "disabled"}, "messages": [{"role": "user", "content": "hi"}]},
