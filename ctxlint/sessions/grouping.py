@@ -37,8 +37,8 @@ class _Open:
     session_id: str
     history: list[tuple] = field(default_factory=list)  # conversation identities of the last request (+ response)
     anchor: tuple | None = None
-    # when the history ends in a tool exchange: the user message that opened it, which a
-    # next request that kept the turn's final text alone goes on from
+    # when the last request ended in a tool exchange: the user message that opened it, which
+    # a next request that kept the turn's final text alone goes on from
     question: tuple | None = None
     sent: int = 0  # how many of `history` the last request sent (the rest is its logged response)
     # its opening request (a first message alone) was sent again: a retry, or another
@@ -242,11 +242,12 @@ def _anchor(history: list[tuple]) -> tuple | None:
     return history[-1] if history else None
 
 
-def _question(history: list[tuple]) -> tuple | None:
-    """The user message that opened the tool exchange the history ends in, if it does."""
-    if not history or history[-1][0] != "tool":
+def _question(sent: list[tuple]) -> tuple | None:
+    """The user message that opened the tool exchange a request ended in, if it did (its
+    logged reply, the turn's final text, is what a turn stored as that text alone keeps)."""
+    if not sent or sent[-1][0] != "tool":
         return None
-    return next((identity for identity in reversed(history) if identity[0] == "user"), None)
+    return next((identity for identity in reversed(sent) if identity[0] == "user"), None)
 
 
 class ChainInference:
@@ -393,7 +394,7 @@ class ChainInference:
             best.history.append(message_identity(response))
             best.response_calls = tuple(tool_call_ids(response))
         best.anchor = _anchor(identities)
-        best.question = _question(best.history)
+        best.question = _question(best.history[:best.sent])
         best.last_seen = self._sequence
         self._sequence += 1
         for index, key in self._places(best):
