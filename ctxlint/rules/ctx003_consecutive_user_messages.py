@@ -2,10 +2,11 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import different_participants, excerpt, no_reply, role_of, short_hash, tagged_blocks_only, text_of
+from ctxlint.chat import different_participants, excerpt, no_reply, role_of, short_hash, tagged_blocks_only, text_of, tool_call_ids
 from ctxlint.profiles.lookup import retries_an_empty_reply, summary_message
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates_cut_history
+from ctxlint.rules.ctx009_tool_result_as_user_message import answered_as_user
 
 
 class ConsecutiveUserMessages(Rule):
@@ -35,7 +36,8 @@ class ConsecutiveUserMessages(Rule):
     a retry of the request got one); nor
     the retry prompt a framework sends after leaving a reply with no usable output out of
     the history (pydantic-ai's "Please return text."; the model profiles list them, with
-    their sources).
+    their sources). Nor are the user messages that stand, one per call, for the results of
+    the tool-call turn right before them: CTX009 reports that turn, once.
 
     ## Why is this bad?
     Chat models are trained on alternating turns. Two user messages in a row mean the
@@ -81,7 +83,11 @@ class ConsecutiveUserMessages(Rule):
             asked = {previous.identities[-1]}
             ctx.session.refused = ctx.session.refused | asked if no_reply(response) else ctx.session.refused - asked
         summaries, refused = ctx.session.summaries, ctx.session.refused
-        for index in range(max(1, ctx.unchanged(self)), len(messages)):
+        start = max(1, ctx.unchanged(self))
+        results_as_user = _results_sent_as_user(messages, start)
+        for index in range(start, len(messages)):
+            if index in results_as_user:
+                continue  # one of the call turn's results sent as a user message: CTX009's finding
             if role_of(messages[index]) == "user" and role_of(messages[index - 1]) == "user" \
                     and not different_participants(messages[index - 1], messages[index]) \
                     and identities[index] not in summaries and identities[index - 1] not in summaries \
@@ -100,6 +106,23 @@ class ConsecutiveUserMessages(Rule):
                     message_index=index, pointer=f"/messages/{index}", stands_at=index - 1,
                     evidence={"previous": excerpt(first, 60), "this": excerpt(second, 60)},
                 )
+
+
+def _results_sent_as_user(messages: list[dict], start: int) -> set[int]:
+    """The second and later of the user messages that follow a tool-call turn answered by
+    user messages (CTX009), as many as it made calls: each stands for one of its results."""
+    standing_in: set[int] = set()
+    begin = min(start, len(messages)) - 1
+    while begin > 0 and role_of(messages[begin]) == "user":
+        begin -= 1  # back to the turn a run of user messages reaching `start` follows
+    for index in range(max(0, begin), len(messages) - 1):
+        if role_of(messages[index]) == "assistant" and answered_as_user(messages, index):
+            last = index + len(tool_call_ids(messages[index]))
+            following = index + 2
+            while following <= last and following < len(messages) and role_of(messages[following]) == "user":
+                standing_in.add(following)
+                following += 1
+    return standing_in
 
 
 def _attachment_only(message: dict, text: str) -> bool:
