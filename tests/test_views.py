@@ -6,7 +6,7 @@ import orjson
 import pytest
 
 from conftest import FIXTURES
-from helpers import run_cli
+from helpers import run_cli, write_records
 
 DEMO = str(FIXTURES / "demo" / "broken-agent.jsonl")
 
@@ -174,3 +174,22 @@ def test_show_reads_a_window_of_calls_as_a_trim_not_a_summary():
     record = orjson.loads(run_cli("show", case, "--session", "qd-7", "--format", "json").stdout)
     statuses = {m["message"]: (m["turns"]["3"]["status"], m["turns"]["3"]["legal"]) for m in record["messages"] if "3" in m["turns"]}
     assert statuses == {1: ("dropped", False), 2: ("dropped", False), 3: ("dropped", True), 4: ("dropped", True), 5: ("sent", True), 6: ("sent", True)}
+
+
+def test_show_blames_every_result_of_a_call_turn_stored_as_user_messages(tmp_path):
+    """Two results of one call turn stored as user messages: both rows say CTX009, the
+    finding about that turn's calls (the second read as replaced by a summary before)."""
+    calls = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": f"call_{city}", "type": "function", "function": {"name": "weather", "arguments": f'{{"city": "{city}"}}'}} for city in ("Paris", "Rome")]}
+    results = [{"role": "tool", "tool_call_id": f"call_{city}", "content": f"{city}: sunny, 2{n}C"} for n, city in enumerate(("Paris", "Rome"))]
+    opening = [{"role": "system", "content": "You are a travel assistant."}, {"role": "user", "content": "Weather in Paris and Rome today?"}]
+    reply = {"role": "assistant", "content": "Both sunny: Paris 20C, Rome 21C."}
+    stored = [{"role": "user", "content": result["content"]} for result in results]
+    records = [{"session_id": "s1", "request": {"model": "gpt-4o", "messages": messages},
+                "response": {"choices": [{"index": 0, "message": answer, "finish_reason": "stop"}]}}
+               for messages, answer in [(opening, calls), (opening + [calls, *results], reply),
+                                        (opening + [calls, *stored, reply, {"role": "user", "content": "Which is warmer tomorrow?"}], reply)]]
+    text = run_cli("show", write_records(tmp_path / "log.jsonl", records), "--session", "s1", "--no-color").stdout
+    for row in (4, 5):
+        assert f"turn 3: message #{row} (tool, turn 2 request) dropped — not legal: CTX009" in text
+    assert "summary" not in text.split("what changed")[1]

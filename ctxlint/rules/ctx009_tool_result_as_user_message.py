@@ -65,4 +65,5 @@ class ToolResultAsUserMessage(Rule):
                 yield Violation(
                     f"the calls of assistant message {ctx.label(index)} ({', '.join(ids)}) are answered by a user message, not tool messages",
                     key=tuple(ids), message_index=index + 1, tool_call_id=ids[0], pointer=f"/messages/{index + 1}", stands_at=index,
+                    evidence={"tool_call_ids": ids} if len(ids) > 1 else {},
                 )

@@ -76,8 +76,8 @@ def _finding_for(findings: list[Finding], turn: int, entry: Entry, index: int | 
     for finding in findings:
         if finding.turn != turn or finding.severity == "info":
             continue
-        if finding.tool_call_id and finding.tool_call_id in entry.tool_call_ids:
-            return finding
+        if finding.tool_call_id and not set(entry.tool_call_ids).isdisjoint(finding.evidence.get("tool_call_ids", (finding.tool_call_id,))):
+            return finding  # about one of its calls (a finding about several names them all in its evidence)
         if index is not None and finding.message_index == index:
             return finding
         if _is_cut_opening(finding, entry) or entry.origin == f"turn {finding.evidence.get('returned_in_turn')} response":
