@@ -243,8 +243,7 @@ def _anchor(history: list[tuple]) -> tuple | None:
 
 
 def _question(sent: list[tuple]) -> tuple | None:
-    """The user message that opened the tool exchange a request ended in, if it did (its
-    logged reply, the turn's final text, is what a turn stored as that text alone keeps)."""
+    """The user message that opened the tool exchange a request ended in, if it did."""
     if not sent or sent[-1][0] != "tool":
         return None
     return next((identity for identity in reversed(sent) if identity[0] == "user"), None)
@@ -394,7 +393,7 @@ class ChainInference:
             best.history.append(message_identity(response))
             best.response_calls = tuple(tool_call_ids(response))
         best.anchor = _anchor(identities)
-        best.question = _question(best.history[:best.sent])
+        best.question = _question(identities)  # what it sent: its logged reply comes after
         best.last_seen = self._sequence
         self._sequence += 1
         for index, key in self._places(best):
