@@ -49,8 +49,10 @@ class ProviderError(Rule):
     wrote a call that does not parse: Groq's `tool_use_failed`) are reported as info, not
     error: they say nothing wrong about the request, and retrying them is the right
     handling (the retry itself is legal for every rule), but a run of them explains a
-    slow or failed session. A context-length error is reported once, by CTX006, with the
-    token count, not again here.
+    slow or failed session. Any other error the session got before, word for word, is
+    reported once, where it started: the request resent, or the same defect sent again.
+    A context-length error is reported once, by CTX006, with the token count, not again
+    here.
 
     ## Why is this bad?
     An error response is the provider telling you what was wrong with the request. In a
@@ -84,6 +86,7 @@ class ProviderError(Rule):
         quoted = excerpt(str(error.get("message") or text or f"HTTP {response.status}"), 200)
         yield Violation(
             f"the provider answered with an error ({kind}{f', HTTP {response.status}' if response.status else ''}): {quoted}",
-            key=("error", ctx.turn.number), evidence={"class": kind, "status": response.status, "provider_message": quoted},
+            # a transient error counts at every request it hit; another, once per session
+            key=("error", ctx.turn.number) if kind in TRANSIENT else ("error", kind, quoted), evidence={"class": kind, "status": response.status, "provider_message": quoted},
             severity=TRANSIENT_SEVERITY if kind in TRANSIENT else None,
         )
