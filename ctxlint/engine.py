@@ -546,6 +546,7 @@ class Engine:
         ctx = TurnContext(self, session, turn)
         judged = 0
         live, stored = session.recurring
+        seen_here: set[str] = set()  # rules that saw a defect in this request (Violation.explained_by)
         for rule, bit, asks, warns in self._plan(rules):
             reason = rule.cannot_judge(ctx) if asks else None
             if reason == NO_CHAIN and turn.number == 1:
@@ -563,9 +564,11 @@ class Engine:
             going_on = rule.recurs and bool((live | stored) & bit)
             shown = [False, False]  # in the live turn, in the stored history
             for violation in rule.check(ctx):
+                seen_here.add(rule.code)
+                explained = not seen_here.isdisjoint(violation.explained_by)
                 # shown again: a new instance, or one this request stores for the first time
                 # (a result named as another was, stored without its call again)
-                if self._report(rule, session, turn, violation, tally, quiet=going_on) or (rule.recurs and violation.standing in ctx.first_stored):
+                if self._report(rule, session, turn, violation, tally, quiet=going_on or explained) or (rule.recurs and violation.standing in ctx.first_stored):
                     shown[ctx.in_stored_history(violation.standing)] = True
             if rule.recurs:
                 # it goes on in a part where it showed again, or that stored nothing it is about

@@ -71,6 +71,15 @@ def test_select_and_ignore_by_code_name_and_prefix():
     assert {c for c, _ in code_lines(json_report(DEMO, "--ignore", "CTX0", "--select", "CTX005"))} == {"CTX005"}
 
 
+def test_a_provider_error_another_rule_explains_is_reported_when_that_rule_is_not_selected():
+    """CTX022 leaves an error to the rule that reports its defect at the same request, and
+    only then: with that rule ignored, the provider's error is still reported."""
+    case = str(FIXTURES / "rules" / "CTX022" / "fail_error_about_a_defect_another_rule_reports_is_that_rules_finding.jsonl")
+    assert code_lines(json_report(case)) == [("CTX001", 2), ("CTX005", 1), ("CTX022", 3)]
+    assert code_lines(json_report(case, "--ignore", "CTX001,CTX005")) == [("CTX022", 1), ("CTX022", 2), ("CTX022", 3)]
+    assert code_lines(json_report(case, "--select", "CTX022")) == [("CTX022", 1), ("CTX022", 2), ("CTX022", 3)]
+
+
 def test_fail_on_warning():
     case = str(FIXTURES / "rules" / "CTX007" / "fail_near_limit_once.jsonl")
     assert run_cli("check", case).exit_code == 0

@@ -185,7 +185,8 @@ def test_anthropic_message_batches_join_their_results_on_custom_id():
     assert (responses["ticket-5514"].status, responses["ticket-5514"].error["type"]) == (400, "invalid_request_error")
     assert [responses[name].message is None and not responses[name].failed for name in ("ticket-5515", "ticket-5516")] == [True, True]
     report = json_report(requests, results)
-    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX001", 3, "/messages/1/content/0"), ("CTX022", 3, None)]
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX001", 3, "/messages/1/content/0")]  # its error too
+    assert code_lines(json_report(requests, results, "--select", "CTX022")) == [("CTX022", 3)]
     assert report["summary"]["skipped"] == {} and report["summary"]["records"] == 5
     assert run_cli("check", "--format", "json", "--jobs", "2", requests, results).stdout == run_cli("check", "--format", "json", requests, results).stdout
 
@@ -195,8 +196,9 @@ def test_gemini_batch_files_join_on_their_key():
     a response or an error status, in any order of the files."""
     requests, responses = str(READERS / "gemini_batch_requests.jsonl"), str(READERS / "gemini_batch_responses.jsonl")
     report = json_report(responses, requests, "--model", "gemini-2.5-flash")
-    assert [(f["code"], f["line"]) for f in report["findings"]] == [("CTX009", 2), ("CTX022", 2)]
-    assert "function call turn comes immediately after a user turn" in report["findings"][1]["message"]
+    assert [(f["code"], f["line"]) for f in report["findings"]] == [("CTX009", 2)]  # the error that came back is its defect's
+    error = json_report(responses, requests, "--model", "gemini-2.5-flash", "--select", "CTX022")["findings"]
+    assert [(f["code"], f["line"]) for f in error] == [("CTX022", 2)] and "function call turn comes immediately after a user turn" in error[0]["message"]
     assert report["summary"]["token_counters"] == {"server": 2, "tiktoken:cl100k_base (approximation)": 1}
     assert report["summary"]["skipped"] == {}
     assert run_cli("check", "--format", "json", "--jobs", "2", requests, responses).stdout == run_cli("check", "--format", "json", requests, responses).stdout
@@ -1014,9 +1016,9 @@ def test_langsmith_runs_of_sdk_calls_failures_and_prompts():
     run's error is the provider's answer; a prompt traced as text is skipped; a message of
     no role is a located problem."""
     report = json_report(str(READERS / "langsmith_sdk_traced_runs.jsonl"))
-    assert code_lines(report) == [("CTX003", 2), ("CTX016", 2), ("CTX022", 2), ("CTX900", 4)]
-    assert "HTTP 400" in report["findings"][2]["message"]
-    assert report["findings"][3]["pointer"] == "/inputs/messages/0/0" and "(RemoveMessage)" in report["findings"][3]["message"]
+    assert code_lines(report) == [("CTX003", 2), ("CTX016", 2), ("CTX900", 4)]  # its message-order error is CTX003's defect
+    assert "HTTP 400" in json_report(str(READERS / "langsmith_sdk_traced_runs.jsonl"), "--select", "CTX022")["findings"][0]["message"]
+    assert report["findings"][2]["pointer"] == "/inputs/messages/0/0" and "(RemoveMessage)" in report["findings"][2]["message"]
     assert report["summary"]["skipped"] == {"LangSmith model run recorded without its messages (a prompt as text)": 1}
 
 
@@ -1391,7 +1393,8 @@ def test_dashscope_bodies_are_read_as_the_chat_bodies_they_stand_for(tmp_path):
     log = READERS / "dashscope_generation_tool_turn_dropped.jsonl"
     report = json_report(str(log))
     assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [
-        ("CTX001", 2, "/input/messages/2"), ("CTX016", 2, None), ("CTX005", 5, "/parameters/enable_thinking"), ("CTX022", 5, None)]
+        ("CTX001", 2, "/input/messages/2"), ("CTX016", 2, None), ("CTX005", 5, "/parameters/enable_thinking")]  # and the error it got
+    assert code_lines(json_report(str(log), "--ignore", "CTX005"))[-1] == ("CTX022", 5)
     assert report["summary"]["token_counters"] == {"server": 4, "tiktoken:cl100k_base (approximation)": 1}
     lines = [orjson.loads(line) for line in log.read_bytes().splitlines()]
     other_names = [{"req": line["request"], "resp": line["response"], "session_id": line["session_id"]} for line in lines]

@@ -34,6 +34,10 @@ class Violation:
     # keys of defects this one covers: when any was reported, this one was too (and once
     # this one is, they all are)
     covers: tuple = ()
+    # codes of rules whose finding at the same request explains this one (a provider's error
+    # about the defect they report): when one of them sees a defect there, this one is not
+    # reported (nothing is lost when they are not selected)
+    explained_by: tuple[str, ...] = ()
     # a severity below the rule's default, for a class of cases the rule's docs name; a
     # severity the user configured for the rule wins over both
     severity: str | None = None

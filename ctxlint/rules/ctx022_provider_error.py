@@ -26,6 +26,12 @@ STATUS_CLASSES = {401: "auth", 403: "auth", 429: "rate limit"}
 # triage (a run of them explains a slow or failed session), not failing a gate
 TRANSIENT = ("rate limit", "server error", "model output")
 TRANSIENT_SEVERITY = "info"
+# the rules whose finding at the same request is the defect an error of a class names
+EXPLAINED_BY = {
+    "context length": ("CTX006",),
+    "thinking/reasoning": ("CTX004", "CTX005", "CTX015"),
+    "message order": ("CTX001", "CTX002", "CTX003", "CTX009", "CTX010", "CTX011", "CTX012", "CTX024", "CTX027", "CTX028"),
+}
 
 
 def classify(status: int | None, text: str) -> str:
@@ -51,8 +57,10 @@ class ProviderError(Rule):
     handling (the retry itself is legal for every rule), but a run of them explains a
     slow or failed session. Any other error the session got before, word for word, is
     reported once, where it started: the request resent, or the same defect sent again.
-    A context-length error is reported once, by CTX006, with the token count, not again
-    here.
+    An error about a defect another rule reports at the same request is reported once,
+    by that rule (a thinking or reasoning error by CTX004, CTX005 or CTX015; a message
+    order error by the tool-call and turn-order rules; a context-length error by CTX006,
+    with the token count), unless that rule is not selected.
 
     ## Why is this bad?
     An error response is the provider telling you what was wrong with the request. In a
@@ -81,12 +89,10 @@ class ProviderError(Rule):
         error = response.error or {}
         text = response.error_text
         kind = classify(response.status, text)
-        if kind == "context length":
-            return  # CTX006's finding
         quoted = excerpt(str(error.get("message") or text or f"HTTP {response.status}"), 200)
         yield Violation(
             f"the provider answered with an error ({kind}{f', HTTP {response.status}' if response.status else ''}): {quoted}",
             # a transient error counts at every request it hit; another, once per session
             key=("error", ctx.turn.number) if kind in TRANSIENT else ("error", kind, quoted), evidence={"class": kind, "status": response.status, "provider_message": quoted},
-            severity=TRANSIENT_SEVERITY if kind in TRANSIENT else None,
+            severity=TRANSIENT_SEVERITY if kind in TRANSIENT else None, explained_by=EXPLAINED_BY.get(kind, ()),
         )
