@@ -32,6 +32,13 @@ from helpers import json_report, write_records
     ("gpt-5-mini", "gpt-5", 400_000),
     ("Doubao-pro-32k", "doubao", 32_768),
     ("moonshot-v1-128k", "moonshot-v1", 131_072),
+    # Volcengine Ark dashes the version before its YYMMDD date
+    ("glm-4-7-251222", "glm-4.7", 204_800),
+    ("kimi-k2-5-260127", "kimi-k2-thinking", 262_144),  # Kimi K2.5, not K2: its reasoning must come back
+    ("deepseek-v3-2-251201", "deepseek-chat", None),
+    ("doubao-seed-1-6-thinking-250715", "doubao-seed-1.6-thinking", 256_000),
+    ("kimi-k2-250711", "kimi-k2", 262_144),
+    ("qwen3-235b-a22b-250101", "qwen3", None),  # 3-235 is no version
 ])
 def test_names_resolve_to_their_model(name, profile, window):
     found = ProfileBook().lookup(name)

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from ctxlint.ingest.record import Record
 
 _DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|\d{6}|\d{4})$")
+_VOLCENGINE_DATE = re.compile(r"-\d{6}$")  # YYMMDD, as Volcengine Ark dates its model ids
+_VERSION_DASH = re.compile(r"(?<=(?<!\d)\d)-(?=\d(?!\d))")  # 4-7, not 3-235 (qwen3-235b)
 _WINDOW_SUFFIX = re.compile(r"-([1-9]\d{0,3})k(?:-|$)")  # 8k … 9999k; longer digits are not a window
 _HOST_PREFIXES = ("zai-", "accounts-")
 _BEDROCK_NAME = re.compile(r"(?:[a-z-]{2,7}\.)?(?:anthropic|meta|mistral|amazon|cohere|ai21|deepseek|qwen|openai|moonshot|minimax|writer)\.([a-z].*?)(?:-v\d+)?")
@@ -106,6 +108,12 @@ def normalize_name(name: str) -> list[str]:
     undated = _DATE_SUFFIX.sub("", base)
     if undated != base:
         candidates.append(undated)
+    if _VOLCENGINE_DATE.search(base):
+        # Volcengine names a model's version with dashes before its date (glm-4-7-251222 is
+        # GLM-4.7, kimi-k2-5-260127 Kimi K2.5): the dotted spelling is the one to match first
+        dotted = _VERSION_DASH.sub(".", undated)
+        if dotted != undated:
+            candidates.insert(0, dotted)
     return candidates
 
 
