@@ -39,6 +39,10 @@ from helpers import json_report, write_records
     ("doubao-seed-1-6-thinking-250715", "doubao-seed-1.6-thinking", 256_000),
     ("kimi-k2-250711", "kimi-k2", 262_144),
     ("qwen3-235b-a22b-250101", "qwen3", None),  # 3-235 is no version
+    ("accounts/fireworks/models/kimi-k2p5", "kimi-k2-thinking", 262_144),  # Fireworks spells the dot as p
+    ("fireworks_ai/accounts/fireworks/models/glm-4p6", "glm-4.6", 204_800),
+    ("zai-org/GLM-4.5-Air-FP8", "glm-4.5", 131_072),  # a quantized checkpoint of GLM-4.5-Air
+    ("us.deepseek.r1-v1:0", "deepseek-r1", 131_072),  # Bedrock names DeepSeek's models without "deepseek-"
 ])
 def test_names_resolve_to_their_model(name, profile, window):
     found = ProfileBook().lookup(name)

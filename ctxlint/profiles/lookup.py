@@ -22,7 +22,9 @@ _VOLCENGINE_DATE = re.compile(r"-\d{6}$")  # YYMMDD, as Volcengine Ark dates its
 _VERSION_DASH = re.compile(r"(?<=(?<!\d)\d)-(?=\d(?!\d))")  # 4-7, not 3-235 (qwen3-235b)
 _WINDOW_SUFFIX = re.compile(r"-([1-9]\d{0,3})k(?:-|$)")  # 8k … 9999k; longer digits are not a window
 _HOST_PREFIXES = ("zai-", "accounts-")
-_BEDROCK_NAME = re.compile(r"(?:[a-z-]{2,7}\.)?(?:anthropic|meta|mistral|amazon|cohere|ai21|deepseek|qwen|openai|moonshot|minimax|writer)\.([a-z].*?)(?:-v\d+)?")
+_BEDROCK_NAME = re.compile(r"(?:[a-z-]{2,7}\.)?(anthropic|meta|mistral|amazon|cohere|ai21|deepseek|qwen|openai|moonshot|minimax|writer)\.([a-z].*?)(?:-v\d+)?")
+_FIREWORKS_VERSION = re.compile(r"(?<=\d)p(?=\d)")  # Fireworks spells a version's dot as p (glm-4p6)
+_QUANTIZED = re.compile(r"-(?:fp8|fp16|bf16|int4|int8|awq|gptq)$")  # a served checkpoint's precision, not another model
 # When several models.dev providers list a model, the maker's own listing speaks first.
 _PROVIDER_PRIORITY = ("zai", "zhipuai", "deepseek", "moonshotai", "minimax", "alibaba", "openai", "anthropic", "google", "xai", "mistral")
 
@@ -93,7 +95,10 @@ class Profile:
 def normalize_name(name: str) -> list[str]:
     """Candidate spellings of a model name, most specific first."""
     base = name.strip().lower()
+    fireworks = "accounts/fireworks/" in base
     base = base.rsplit("/", 1)[-1]
+    if fireworks:
+        base = _FIREWORKS_VERSION.sub(".", base)
     if base.startswith("ft:"):  # an OpenAI fine-tune, ft:<base model>:<org>::<id>, has its base model's window
         base = base[3:]
     base = base.split(":", 1)[0].split("@", 1)[0]  # Vertex AI versions a model with @ (claude-haiku-4-5@20251001)
@@ -103,7 +108,10 @@ def normalize_name(name: str) -> list[str]:
     # Bedrock names a model [region.]vendor.model-vN:M (us.anthropic.claude-sonnet-4-20250514-v1:0)
     bedrock = _BEDROCK_NAME.fullmatch(base)
     if bedrock is not None:
-        base = bedrock.group(1)
+        vendor, base = bedrock.groups()
+        if vendor == "deepseek" and not base.startswith("deepseek"):
+            base = f"deepseek-{base}"  # deepseek.v3-v1:0 and deepseek.r1-v1:0 name DeepSeek's V3 and R1
+    base = _QUANTIZED.sub("", base)
     candidates = [base]
     undated = _DATE_SUFFIX.sub("", base)
     if undated != base:
