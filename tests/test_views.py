@@ -193,3 +193,14 @@ def test_show_blames_every_result_of_a_call_turn_stored_as_user_messages(tmp_pat
     for row in (4, 5):
         assert f"turn 3: message #{row} (tool, turn 2 request) dropped — not legal: CTX009" in text
     assert "summary" not in text.split("what changed")[1]
+
+
+def test_show_puts_every_finding_about_a_dropped_turn_on_its_row():
+    """A call turn left out with its result kept: CTX001 (the orphan result) and CTX016 (the
+    turn missing) are both about its row; neither is listed as a loss no row shows."""
+    case = str(FIXTURES / "rules" / "CTX001" / "fail_anthropic_tool_use_turn_dropped.jsonl")
+    text = run_cli("show", case, "--session", "a", "--no-color").stdout
+    assert "turn 2: message #2 (assistant, turn 1 response) dropped — not legal: CTX001: " in text and "(also CTX016)" in text
+    assert "in no row" not in text
+    record = orjson.loads(run_cli("show", case, "--session", "a", "--format", "json").stdout)
+    assert record["unlogged_losses"] == []

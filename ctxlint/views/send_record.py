@@ -70,19 +70,19 @@ SENT_WITHOUT = ("CTX004",)
 UNLOGGED_LOSSES = ("CTX016",)
 
 
-def _finding_for(findings: list[Finding], turn: int, entry: Entry, index: int | None) -> Finding | None:
-    """A finding of this turn that is about this message (by tool_call id, index, first-turn
-    slot, or the turn whose reply it was)."""
-    for finding in findings:
-        if finding.turn != turn or finding.severity == "info":
-            continue
-        if finding.tool_call_id and not set(entry.tool_call_ids).isdisjoint(finding.evidence.get("tool_call_ids", (finding.tool_call_id,))):
-            return finding  # about one of its calls (a finding about several names them all in its evidence)
-        if index is not None and finding.message_index == index:
-            return finding
-        if _is_cut_opening(finding, entry) or entry.origin == f"turn {finding.evidence.get('returned_in_turn')} response":
-            return finding  # ... or the reply a turn returned, no longer sent (CTX016 names the turn)
-    return None
+def _findings_for(findings: list[Finding], turn: int, entry: Entry, index: int | None) -> list[Finding]:
+    """The findings of this turn that are about this message (by tool_call id, index,
+    first-turn slot, or the turn whose reply it was)."""
+    return [finding for finding in findings if finding.turn == turn and finding.severity != "info" and _about_entry(finding, entry, index)]
+
+
+def _about_entry(finding: Finding, entry: Entry, index: int | None) -> bool:
+    if finding.tool_call_id and not set(entry.tool_call_ids).isdisjoint(finding.evidence.get("tool_call_ids", (finding.tool_call_id,))):
+        return True  # about one of its calls (a finding about several names them all in its evidence)
+    if index is not None and finding.message_index == index:
+        return True
+    # ... or the reply a turn returned, no longer sent (CTX016 names the turn)
+    return _is_cut_opening(finding, entry) or entry.origin == f"turn {finding.evidence.get('returned_in_turn')} response"
 
 
 def _is_cut_opening(finding: Finding, entry: Entry) -> bool:
@@ -122,10 +122,13 @@ class SendRecordBuilder:
         self.entries: list[Entry] = []
         self.placed: set[int] = set()  # the findings a row's status tells (by id)
 
-    def _told(self, finding: Finding) -> str:
-        """A status's why, told by a finding, which a row now shows."""
-        self.placed.add(id(finding))
-        return f"{finding.code}: {finding.message}"
+    def _told(self, findings: list[Finding]) -> str:
+        """A status's why, told by the findings about its message, which the row now shows
+        (the first in words, the codes of the others beside it)."""
+        self.placed.update(map(id, findings))
+        first = findings[0]
+        others = sorted({finding.code for finding in findings[1:]} - {first.code})
+        return f"{first.code}: {first.message}" + (f" (also {', '.join(others)})" if others else "")
 
     def _add(self, message: dict[str, Any], origin: str, turn: Turn) -> Entry:
         tokens = self.counter.count_message(message, turn.record.model)
@@ -189,18 +192,18 @@ class SendRecordBuilder:
                     by_identity.setdefault(turn.identities[index], entry)
                     matched[index] = entry
                     entry.statuses[turn.number] = Status(SENT, index)
-                    finding = _finding_for(self.findings, turn.number, entry, index)
-                    if finding is not None and finding.code in SENT_WITHOUT and entry.role == "assistant":
-                        entry.statuses[turn.number] = Status(SENT, index, legal=False, why=self._told(finding))
+                    found = [f for f in _findings_for(self.findings, turn.number, entry, index) if f.code in SENT_WITHOUT]
+                    if found and entry.role == "assistant":
+                        entry.statuses[turn.number] = Status(SENT, index, legal=False, why=self._told(found))
                     continue
                 entry = matched[index]
                 changed = _changed_fields(entry.original, message)
                 status = Status(MODIFIED if changed else SENT, index, changed)
                 if changed:
-                    finding = _finding_for(self.findings, turn.number, entry, index)
+                    found = _findings_for(self.findings, turn.number, entry, index)
                     reasoning_only = all(name in REASONING_FIELDS for name in changed)
-                    if finding is not None:
-                        status.legal, status.why = False, self._told(finding)
+                    if found:
+                        status.legal, status.why = False, self._told(found)
                     elif reasoning_only and (kept := [name for name, _ in returned_reasoning(message)]):
                         # one of the copies a reply carries is enough (OpenRouter's reasoning and reasoning_details)
                         status.why = f"its reasoning came back as {', '.join(kept)}"
@@ -220,10 +223,10 @@ class SendRecordBuilder:
                     continue
                 if not entry.statuses and "response" not in entry.origin:
                     continue
-                finding = _finding_for(self.findings, turn.number, entry, None)
+                found = _findings_for(self.findings, turn.number, entry, None)
                 previous = entry.statuses.get(before)
-                if finding is not None:
-                    status = Status(DROPPED, legal=False, why=self._told(finding))
+                if found:
+                    status = Status(DROPPED, legal=False, why=self._told(found))
                 elif previous is not None and previous.kind in (DROPPED, SUMMARIZED):
                     status = Status(previous.kind, legal=previous.legal, why="still not sent" if previous.legal else previous.why)
                 elif turn.number in side_requests:
