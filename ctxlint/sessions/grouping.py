@@ -525,6 +525,7 @@ class Thread:
     # its newest message as it reads with its call cut, when that is a result to a call the
     # API named none: a window that opens at it goes on from this thread
     newest_unpaired: int | None = None
+    kind: int | None = None  # its last request's request_terms.call_kind, hashed
 
     @classmethod
     def after(cls, part: int, turn: Turn, interned: dict[str, str], before: "Thread | None" = None) -> "Thread":
@@ -540,9 +541,10 @@ class Thread:
         given = ((before.given if before is not None else ()) + ((newest_hash,) if newest_hash is not None else ()))[-GIVEN_KEPT:]
         calls = tuple(hash(call_id) for call_id in reply[2]) if reply is not None and reply[:2] == ("assistant", "calls") else ()
         unpaired = unpaired_form(newest) if newest is not None else None
+        kind = call_kind(turn.record)
         return cls(part, live_path(turn.record.file), prompt, model, replied, newest_hash,
                    None if opening is None else hash(turn.identities[opening]), texts, given, calls,
-                   None if unpaired is None else hash(unpaired))
+                   None if unpaired is None else hash(unpaired), None if kind is None else hash(kind))
 
     def shadows(self, threads: list["Thread"]) -> bool:
         """Whether another agent's thread of the key was given this one's newest message in
@@ -647,10 +649,23 @@ def route(threads: list[Thread], record: Record) -> int | None:
     prompt = agent_prompt(record.messages)
     chosen = _gone_on_from(threads, record, prompt) or _answering(threads, record) or _cut_at_its_head(threads, record, prompt)
     if chosen is None:
+        kind = call_kind(record)
+        kind = None if kind is None else hash(kind)
         chosen = next((thread for thread in reversed(threads)
-                       if thread.log == live_path(record.file) and _same_agent(thread.prompt, thread.model, prompt, record.model)
+                       if thread.log == live_path(record.file)
+                       and (_same_agent(thread.prompt, thread.model, prompt, record.model) or _cut_with_its_prompt(thread, prompt, record.model, kind))
                        and not _about(thread, record) and not thread.shadows(threads)), None)
     return None if chosen is None else chosen.part
+
+
+def _cut_with_its_prompt(thread: Thread, prompt: str | None, model: str | None, kind: int | None) -> bool:
+    """Whether a request that sends no prompt is the thread's agent having lost its prompt
+    with its history (keep-last-N down to the newest message: CTX008): the same model,
+    asked for the same purpose (its tools, its reply's form), where the thread's agent sent
+    a prompt. Another agent called without one (a router, a classifier) is most often made
+    for another purpose or to another model."""
+    return prompt is None and thread.prompt is not None and model is not None and model == thread.model \
+        and kind is not None and kind == thread.kind
 
 
 def _cut_at_its_head(threads: list[Thread], record: Record, prompt: str | None) -> Thread | None:
