@@ -12,7 +12,10 @@ from ctxlint.chat import SAID_MEMBERS, SILENT_PARTS, last_user_index, message_id
 from ctxlint.ingest.record import Record, Response
 from ctxlint.request_terms import PURPOSE_MEMBERS
 
-STEERING_ROLES = ("system", "developer")
+# the messages that set up a conversation rather than say something in it: the system
+# prompt (developer for OpenAI's newer models), and Moonshot's role "cache" message, first,
+# which stands for a cached prefix (its prompt and tools)
+STEERING_ROLES = ("system", "developer", "cache")
 
 
 def last_of(identities: list[tuple], role: str) -> int | None:
