@@ -653,19 +653,18 @@ def route(threads: list[Thread], record: Record) -> int | None:
         kind = None if kind is None else hash(kind)
         chosen = next((thread for thread in reversed(threads)
                        if thread.log == live_path(record.file)
-                       and (_same_agent(thread.prompt, thread.model, prompt, record.model) or _cut_with_its_prompt(thread, prompt, record.model, kind))
+                       and (_same_agent(thread.prompt, thread.model, prompt, record.model) or _cut_with_its_prompt(thread, prompt, kind))
                        and not _about(thread, record) and not thread.shadows(threads)), None)
     return None if chosen is None else chosen.part
 
 
-def _cut_with_its_prompt(thread: Thread, prompt: str | None, model: str | None, kind: int | None) -> bool:
+def _cut_with_its_prompt(thread: Thread, prompt: str | None, kind: int | None) -> bool:
     """Whether a request that sends no prompt is the thread's agent having lost its prompt
-    with its history (keep-last-N down to the newest message: CTX008): the same model,
-    asked for the same purpose (its tools, its reply's form), where the thread's agent sent
-    a prompt. Another agent called without one (a router, a classifier) is most often made
-    for another purpose or to another model."""
-    return prompt is None and thread.prompt is not None and model is not None and model == thread.model \
-        and kind is not None and kind == thread.kind
+    with its history (keep-last-N down to the newest message: CTX008): a call of the same
+    kind (the same model, asked for the same purpose: its tools, its reply's form), where
+    the thread's agent sent a prompt. Another agent called without one (a router, a
+    classifier) is most often made for another purpose or to another model."""
+    return prompt is None and thread.prompt is not None and kind is not None and kind == thread.kind
 
 
 def _cut_at_its_head(threads: list[Thread], record: Record, prompt: str | None) -> Thread | None:
