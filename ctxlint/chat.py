@@ -54,6 +54,12 @@ def str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def object_member(obj: dict[str, Any], name: str) -> dict[str, Any]:
+    """A member that should be an object, or an empty one: a log entry is read as far as it is well formed."""
+    found = obj.get(name)
+    return found if isinstance(found, dict) else {}
+
+
 def similar(first: str, second: str) -> bool:
     """Whether one text reads as an edit of the other (a refreshed system prompt, a user
     message corrected and resent)."""

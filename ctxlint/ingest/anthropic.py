@@ -21,7 +21,7 @@ from urllib.parse import unquote, urlparse
 
 import orjson
 
-from ctxlint.chat import COMPACTION, str_or_none, text_of
+from ctxlint.chat import COMPACTION, object_member, str_or_none, text_of
 from ctxlint.ingest.record import Response, nested_too_deep
 from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn
 
@@ -258,7 +258,7 @@ def assemble_events(events: list[dict[str, Any]], status: int | None = None) -> 
             index = _block_index(event, 0)
             _grow(blocks.setdefault(index, {"type": "text", "text": ""}), event["delta"], inputs.setdefault(index, []))
         elif kind == "message_delta":
-            delta = event.get("delta") if isinstance(event.get("delta"), dict) else {}
+            delta = object_member(event, "delta")
             message.update({key: value for key, value in delta.items() if key in ("stop_reason", "stop_sequence")})
             if isinstance(event.get("usage"), dict):
                 started = message.get("usage")  # message_start's counts, the delta's added

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxlint.chat import str_or_none
+from ctxlint.chat import object_member, str_or_none
 from ctxlint.ingest import gemini, openai_responses
-from ctxlint.ingest.record import LoggedCall, Response, iso_seconds, json_text, object_member
+from ctxlint.ingest.record import LoggedCall, Response, iso_seconds, json_text
 from ctxlint.ingest.responses import parse_response
 
 SCHEMA_TYPE = "ModelInvocationLog"

@@ -14,6 +14,7 @@ from urllib.parse import urlparse
 import orjson
 import yaml
 
+from ctxlint.chat import object_member
 from ctxlint.ingest.jsonl import read_whole
 from ctxlint.ingest.record import InputProblem, Record, Skipped, http_status, json_text, nested_too_deep
 from ctxlint.ingest.responses import parse_response
@@ -217,7 +218,7 @@ def read_interactions(path: str, interactions: list[Any], lines: list[int]) -> I
             yield InputProblem(path, line, f"cassette interaction {index} has no request mapping")
             continue
         request = interaction["request"]
-        response = interaction.get("response") if isinstance(interaction.get("response"), dict) else {}
+        response = object_member(interaction, "response")
         body = _as_json_data(request["parsed_body"]) if "parsed_body" in request else _decode_body(request.get("body"), request.get("headers"))
         url = request.get("uri") or request.get("url") or ""
         kind = _endpoint_kind(url if isinstance(url, str) else "", body)

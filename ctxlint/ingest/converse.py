@@ -20,7 +20,7 @@ from urllib.parse import unquote, urlparse
 
 import orjson
 
-from ctxlint.chat import str_or_none
+from ctxlint.chat import object_member, str_or_none
 from ctxlint.ingest import anthropic
 from ctxlint.ingest.record import Response
 from ctxlint.ingest.source_map import BodyProblem, SourceMap, member_pointers
@@ -153,7 +153,7 @@ def parse_response_object(body: dict[str, Any], status: int | None = None) -> Re
         except BodyProblem:  # a reply that breaks the format says nothing about what was sent back
             message = None
     stop = str_or_none(body.get("stopReason"))
-    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    usage = object_member(body, "usage")
     prompt = usage.get("inputTokens")
     counted = None
     if isinstance(prompt, int):

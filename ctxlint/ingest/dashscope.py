@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable
 
-from ctxlint.chat import str_or_none
-from ctxlint.ingest.record import http_status, object_member
+from ctxlint.chat import object_member, str_or_none
+from ctxlint.ingest.record import http_status
 from ctxlint.ingest.source_map import SourceMap, kept_in_place, member_pointers
 
 NAME = "DashScope generation"

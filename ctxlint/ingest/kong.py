@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxlint.ingest.record import LoggedCall, http_status, json_text, object_member
+from ctxlint.chat import object_member
+from ctxlint.ingest.record import LoggedCall, http_status, json_text
 from ctxlint.ingest.responses import parse_response
 
 PROMPT_COUNTS = ("prompt_tokens", "prompt_token")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxlint.chat import str_or_none, text_of
+from ctxlint.chat import object_member, str_or_none, text_of
 from ctxlint.ingest import anthropic
 from ctxlint.ingest.source_map import BodyProblem, Origin, assistant_turn
 
@@ -107,7 +107,7 @@ def _assistant(fields: dict[str, Any], at: str, reply: bool) -> tuple[dict[str, 
     integration kept in additional_kwargs), its tool calls (parsed, or as the provider
     returned them)."""
     content = fields.get("content")
-    extra = fields.get("additional_kwargs") if isinstance(fields.get("additional_kwargs"), dict) else {}
+    extra = object_member(fields, "additional_kwargs")
     blocks = [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
     texts = [content] if isinstance(content, str) else [block["text"] for block in blocks
                                                         if block.get("type") == "text" and isinstance(block.get("text"), str)]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
-from ctxlint.chat import dotted, str_or_none
+from ctxlint.chat import dotted, object_member, str_or_none
 from ctxlint.ingest import anthropic, langchain
 from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, ReadBody, Record, Response, Skipped, iso_seconds
@@ -141,11 +141,11 @@ def _reply(outputs: Any) -> Response | None:
         _, fields, _ = langchain.message_fields(first["message"], "")
     except BodyProblem:
         return None
-    metadata = fields.get("response_metadata") if isinstance(fields.get("response_metadata"), dict) else {}
-    info = first.get("generation_info") if isinstance(first.get("generation_info"), dict) else {}
+    metadata = object_member(fields, "response_metadata")
+    info = object_member(first, "generation_info")
     reason = info.get("finish_reason") or metadata.get("finish_reason") or metadata.get("stop_reason")
     reason = anthropic.FINISH_REASONS.get(reason, reason) if isinstance(reason, str) else None
-    output = outputs.get("llm_output") if isinstance(outputs.get("llm_output"), dict) else {}
+    output = object_member(outputs, "llm_output")
     usage = _usage(fields.get("usage_metadata")) or output.get("token_usage")
     model = metadata.get("model_name") or metadata.get("model") or output.get("model_name")
     return parse_response({"choices": [{"message": message, "finish_reason": reason}],

@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from ctxlint.chat import str_or_none
+from ctxlint.chat import object_member, str_or_none
 from ctxlint.ingest.call_ids import unnamed_call_id, unpaired_id
 from ctxlint.ingest.record import Response
 from ctxlint.ingest.source_map import SourceMap, kept_in_place
@@ -82,7 +82,7 @@ def assistant_message(message: dict[str, Any], seen: dict[str, int]) -> dict[str
 
 
 def _call(call: dict[str, Any], seen: dict[str, int]) -> dict[str, Any]:
-    function = call.get("function") if isinstance(call.get("function"), dict) else {}
+    function = object_member(call, "function")
     arguments = function.get("arguments")
     if not isinstance(arguments, str):
         arguments = orjson.dumps(arguments if arguments is not None else {}, option=orjson.OPT_SORT_KEYS).decode()
@@ -122,7 +122,7 @@ def assemble_events(chunks: list[dict[str, Any]], status: int | None = None) -> 
     texts, thoughts, calls = [], [], []
     done = last = chunks[-1] if chunks else {}
     for chunk in chunks:
-        message = chunk.get("message") if isinstance(chunk.get("message"), dict) else {}
+        message = object_member(chunk, "message")
         if isinstance(message.get("content"), str):
             texts.append(message["content"])
         if isinstance(message.get("thinking"), str):

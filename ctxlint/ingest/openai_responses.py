@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxlint.chat import COMPACTION, str_or_none, text_of
+from ctxlint.chat import COMPACTION, object_member, str_or_none, text_of
 from ctxlint.ingest.record import Response
 from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn
 
@@ -239,7 +239,7 @@ def parse_response_object(body: dict[str, Any], status: int | None = None) -> Re
         except BodyProblem:
             continue  # a malformed item of a reply: the request that carries it back is judged
     message = turn.assistant()
-    details = body.get("incomplete_details") if isinstance(body.get("incomplete_details"), dict) else {}
+    details = object_member(body, "incomplete_details")
     if body.get("status") == "incomplete":
         finish = STOPS.get(details.get("reason"), "length")
     elif "status" not in body:

@@ -34,6 +34,7 @@ from typing import Any, Iterator
 
 import orjson
 
+from ctxlint.chat import object_member
 from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, ReadBody, Record, Skipped, iso_seconds
 from ctxlint.ingest.responses import parse_response
@@ -495,7 +496,7 @@ def _response(reply: dict[str, Any] | None, attrs: dict[str, Any], span: dict[st
     """The reply the span recorded, its prompt tokens, or the error it ended with."""
     usage = next(({"prompt_tokens": int(attrs[key])} for key in PROMPT_TOKEN_KEYS
                   if isinstance(attrs.get(key), int) or (isinstance(attrs.get(key), str) and attrs[key].isdigit())), None)
-    status = span.get("status") if isinstance(span.get("status"), dict) else {}
+    status = object_member(span, "status")
     if reply is None and status.get("code") in (2, "STATUS_CODE_ERROR", "ERROR"):
         kind = attrs.get("error.type")
         return parse_response({"error": {"message": str(status.get("message") or "the span ended with an error"),

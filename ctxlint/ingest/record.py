@@ -30,12 +30,6 @@ def json_text(value: Any) -> Any:
     return value
 
 
-def object_member(obj: dict[str, Any], name: str) -> dict[str, Any]:
-    """A member that should be an object, or an empty one: a log entry is read as far as it is well formed."""
-    found = obj.get(name)
-    return found if isinstance(found, dict) else {}
-
-
 def http_status(value: Any) -> int | None:
     """An HTTP status code, or None for anything else a logger put there."""
     return value if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599 else None

@@ -6,7 +6,7 @@ from typing import Any, Iterable
 
 import orjson
 
-from ctxlint.chat import REASONING_FIELDS, merged_details, str_or_none, text_of
+from ctxlint.chat import merged_details, object_member, REASONING_FIELDS, str_or_none, text_of
 from ctxlint.ingest import anthropic, converse, dashscope, gemini, ollama, openai_responses
 from ctxlint.ingest.record import Response
 
@@ -188,7 +188,7 @@ def assemble_chunks(chunks: list[dict[str, Any]], status: int | None = None) -> 
 def _merge_call(calls: dict[int, dict[str, Any]], fragment: dict[str, Any], position: int) -> None:
     index = fragment.get("index")
     index = index if isinstance(index, int) else position
-    function = fragment.get("function") if isinstance(fragment.get("function"), dict) else {}
+    function = object_member(fragment, "function")
     call = calls.get(index)
     if call is None:
         calls[index] = {

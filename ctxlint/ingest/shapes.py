@@ -10,7 +10,7 @@ from urllib.parse import unquote
 
 import orjson
 
-from ctxlint.chat import dotted, json_type, str_or_none
+from ctxlint.chat import dotted, json_type, object_member, str_or_none
 from ctxlint.ingest import (anthropic, bedrock_logs, converse, dashscope, gemini, kong, langchain, langsmith, legacy_functions,
                             ollama, openai_responses, otel, posthog, trace_exports, transcripts)
 from ctxlint.ingest.call_ids import numbered_reply
@@ -704,7 +704,7 @@ def _logged_failure(obj: dict[str, Any]) -> Response | None:
     """The error of a call LiteLLM logged as failed (`status: failure`, `error_str`)."""
     if obj.get("status") != "failure" or not isinstance(obj.get("error_str"), str):
         return None
-    information = obj.get("error_information") if isinstance(obj.get("error_information"), dict) else {}
+    information = object_member(obj, "error_information")
     code = information.get("error_code")
     return Response(error={"message": obj["error_str"], "type": str_or_none(information.get("error_class")),
                            "code": str(code) if code not in (None, "") else None},

@@ -9,7 +9,7 @@ import orjson
 import tiktoken.model
 
 from ctxlint.caching import IdentityCache
-from ctxlint.chat import CJK_CHARACTER, text_of, tool_calls_of
+from ctxlint.chat import CJK_CHARACTER, object_member, text_of, tool_calls_of
 from ctxlint.tokens.offline_encodings import EncodingUnavailable, offline_encoding
 
 # OpenAI's documented chat framing: a few tokens per message and per reply.
@@ -83,7 +83,7 @@ def message_text(message: dict[str, Any]) -> str:
         if isinstance(message.get(key), str):
             parts.append(message[key])
     for call in tool_calls_of(message):
-        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        function = object_member(call, "function")
         arguments = function.get("arguments")
         parts.append(str(function.get("name") or ""))
         parts.append(arguments if isinstance(arguments, str) else orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS).decode())
