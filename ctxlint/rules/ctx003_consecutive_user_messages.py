@@ -16,7 +16,8 @@ class ConsecutiveUserMessages(Rule):
     participants of a group chat, told apart by different `name` fields (the field
     chat-completions defines for that), are not flagged, and neither is a summary that a
     request puts in place of the history it cut (before the messages it kept, or restating
-    what it cut in five content words or more, or opening with the line a known agent's
+    what it cut in five content words or more, unless it follows the model's reply to the
+    previous request, logged or not, where the user's next words stand; or opening with the line a known agent's
     summary opens with, or saying it is one: "Summary of our conversation so far: …",
     "以下是之前对话的摘要：…"), sent as a user message next to one (LangChain's
     SummarizationMiddleware sends its summary so, before the messages it kept; Claude
@@ -73,8 +74,8 @@ class ConsecutiveUserMessages(Rule):
         if transition is not None and transition.cut:
             # a summary stands where the cut history was: before messages carried on, not among the new ones;
             # later requests carry it on, and it stays a summary there
-            ctx.session.summaries |= {identities[i] for i in transition.put_in(messages)
-                                      if i < transition.new_from or restates_cut_history(ctx, i)}
+            ctx.session.summaries |= {identities[i] for i in transition.put_in(messages) if i < transition.new_from or (
+                not _after_the_reply(identities, transition, i) and restates_cut_history(ctx, i))}
         previous = ctx.previous
         response = previous.record.response if previous is not None else None
         if response is not None and previous.identities and previous.identities[-1][0] == "user":
@@ -123,6 +124,14 @@ def _results_sent_as_user(messages: list[dict], start: int) -> set[int]:
                 standing_in.add(following)
                 following += 1
     return standing_in
+
+
+def _after_the_reply(identities: list[tuple], transition, index: int) -> bool:
+    """Whether an assistant message stands between the last message this request carries
+    of the previous one and message `index`: the model's reply to the previous request,
+    logged or not. What follows it is the user's next input, not a summary put where the
+    history was cut."""
+    return any(identity[0] == "assistant" for identity in identities[transition.last_carried + 1:index])
 
 
 def _attachment_only(message: dict, text: str) -> bool:

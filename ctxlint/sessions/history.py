@@ -51,6 +51,11 @@ class Transition:
         sent = self.mapping[:self._sent]
         return first in sent and second in sent and sent.index(second) - sent.index(first) > 1
 
+    @property
+    def last_carried(self) -> int:
+        """Index in the next request of the last of the previous request's messages it carries, or -1."""
+        return max((index for index in self.mapping[:self._sent] if index is not None), default=-1)
+
     def carries_after(self, position: int) -> bool:
         """Whether the next request carries a message the previous one sent after `position`."""
         return any(index is not None and index > position for index in self.mapping[:self._sent])
