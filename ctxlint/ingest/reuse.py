@@ -25,7 +25,7 @@ import orjson
 
 MESSAGES_KEY = b'"messages":'
 KEY_HINTS = (b'"session_id":', b'"conversation_id":', b'"thread_id":', b'"trace_id":',
-             b'"sessionId":', b'"conversationId":', b'"threadId":', b'"traceId":')
+             b'"sessionId":', b'"conversationId":', b'"threadId":', b'"traceId":', b'"session":', b'"chat_id":')
 PROBE = 256  # bytes of a messages array that index lines without a session key
 CANDIDATES = 4  # remembered lines tried per probe
 BUDGET = 8 << 20  # bytes of remembered messages arrays, oldest forgotten first

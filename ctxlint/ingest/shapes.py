@@ -20,12 +20,13 @@ from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import json_pointer, schema_problem
 from ctxlint.ingest.source_map import BodyProblem, SourceMap, kept_in_place, member_pointers
 
-# first found wins; then the same names in camelCase, as JavaScript loggers and trace exports write them
+# first found wins; then the same names in camelCase, as JavaScript loggers and trace exports write them,
+# then a plain `session` and Open WebUI's `chat_id`
 # A trace is one interaction of a session (an agent's run, one request in a tracer that
 # traces each call): the session's own names come first, the request body's metadata among
 # them (apps that trace through LiteLLM name the session there).
 SESSION_KEYS = ("session_id", "conversation_id", "thread_id", "metadata.session_id", "request.metadata.session_id",
-                "sessionId", "conversationId", "threadId", "trace_id", "traceId")
+                "sessionId", "conversationId", "threadId", "session", "chat_id", "trace_id", "traceId")
 TIMESTAMP_KEYS = ("ts", "timestamp", "created_at", "time", "startTime", "start_time")  # startTime: LiteLLM, Langfuse
 # what a logger writes beside a bare request body, not anything the request sets
 LOG_FIELDS = frozenset(TIMESTAMP_KEYS + tuple(key for key in SESSION_KEYS if "." not in key))
