@@ -166,7 +166,7 @@ def check(
     statistics: bool = typer.Option(False, "--statistics", help="Print the number of findings per rule instead of the findings."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print findings only; no progress bar."),
     no_color: bool = typer.Option(False, "--no-color", help="No colors in text output."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the per-turn table of clean sessions too."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show every turn: the per-turn tables of clean sessions too, and the turns without findings folded away in long ones."),
     redact: bool = typer.Option(False, "--redact", help="No message content in any output: only roles, lengths, token counts and short hashes."),
     baseline_path: Optional[str] = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline file."),
     write_baseline: Optional[str] = typer.Option(None, "--write-baseline", help="Record today's findings in this baseline file and exit 0."),

@@ -100,6 +100,26 @@ def test_clean_sessions_collapse_unless_verbose():
     assert "turn" in run_cli("check", CLEAN, "--no-color", "--verbose").stdout
 
 
+def test_long_sessions_fold_turns_without_findings_unless_verbose(tmp_path):
+    """A 20-turn session with one finding at turn 10: the table keeps turns 1, 8-12 and 20,
+    and folds the stretches between them into one row each; --verbose shows all 20."""
+    history, lines = [{"role": "system", "content": "Be brief."}], []
+    for number in range(1, 21):
+        history.append({"role": "user", "content": f"question {number}"})
+        sent = history[:-1] + [{"role": "user", "content": "hello?"}, history[-1]] if number == 10 else history
+        lines.append(orjson.dumps({"session_id": "long", "request": {"model": "gpt-4o", "messages": sent}}))
+        history = history + [{"role": "assistant", "content": f"answer {number}"}]
+    log = tmp_path / "long.jsonl"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    folded = run_cli("check", str(log), "--no-color").stdout
+    table = folded.split("\n  " + str(log))[0].splitlines()[2:]
+    rows = [line.split()[0] for line in table]
+    assert rows == ["1", "⋮", "8", "9", "10", "11", "12", "⋮", "20"]
+    assert "6 turns without findings (2–7; -v shows them)" in folded and "7 turns without findings (13–19" in folded
+    every = run_cli("check", str(log), "--no-color", "--verbose").stdout
+    assert "⋮" not in every and all(f"\n  {number:>2}   " in every or f"\n{number} ◀" in every for number in range(1, 21))
+
+
 def test_quiet_prints_findings_only():
     lines = run_cli("check", DEMO, "--no-color", "-q").stdout.strip().splitlines()
     assert len(lines) == 5 and all(" CTX00" in line for line in lines)

@@ -73,7 +73,14 @@ def render_text(report: Report, out: IO[str], *, color: bool, verbose: bool = Fa
         by_turn: dict[int, list[Finding]] = {}
         for finding in findings:
             by_turn.setdefault(finding.turn or 0, []).append(finding)
-        for metrics in turns:
+        shown = _shown_turns(turns, set(by_turn) | {wrong_at}, verbose)
+        for position, metrics in enumerate(turns):
+            if position not in shown:
+                if position == 0 or position - 1 in shown:
+                    hidden = next((later for later in range(position, len(turns)) if later in shown), len(turns)) - position
+                    span = f"{metrics.number}–{turns[position + hidden - 1].number}"
+                    table.add_row("⋮", "", "", "", "", "", "", Text(f"{hidden} turns without findings ({span}; -v shows them)", style="dim"))
+                continue
             codes = Text()
             for finding in by_turn.get(metrics.number, []):
                 codes.append(finding.code + " ", style=SEVERITY_STYLE[finding.severity])
@@ -95,6 +102,32 @@ def render_text(report: Report, out: IO[str], *, color: bool, verbose: bool = Fa
             console.print(Text("  ").append(finding_line(finding)))
         console.print()
     _summary(report, console)
+
+
+# around a turn with findings, the turns shown on either side; a longer clean stretch folds into one row
+CONTEXT_TURNS = 2
+SHORTEST_FOLD = 3  # a stretch of fewer clean turns is shown: its fold row would save nothing
+
+
+def _shown_turns(turns: list, marked: set, verbose: bool) -> set[int]:
+    """Positions of the turns the table shows: all with --verbose; else the first, the last,
+    and those within CONTEXT_TURNS of a turn with findings, and any clean stretch too
+    short to fold."""
+    if verbose:
+        return set(range(len(turns)))
+    shown = {0, len(turns) - 1}
+    for position, metrics in enumerate(turns):
+        if metrics.number in marked:
+            shown.update(range(max(0, position - CONTEXT_TURNS), min(len(turns), position + CONTEXT_TURNS + 1)))
+    position = 0
+    while position < len(turns):
+        end = position
+        while end < len(turns) and end not in shown:
+            end += 1
+        if end - position < SHORTEST_FOLD:
+            shown.update(range(position, end))
+        position = end + 1
+    return shown
 
 
 def _summary(report: Report, console: Console) -> None:
