@@ -12,6 +12,7 @@ from ctxlint.engine import HOT_SESSIONS
 from ctxlint.ingest import read_inputs
 from ctxlint.ingest.record import Record, Response
 from ctxlint.sessions import build_sessions
+from ctxlint.sessions.grouping import task_header
 from helpers import code_lines, expected_of, json_report, write_records
 
 
@@ -684,3 +685,16 @@ def test_without_replies_a_turn_whose_tool_results_were_stored_otherwise_goes_on
         records = [rec(1, asked), rec(2, other), rec(3, asked + [lookup, result]),
                    rec(4, asked + stored + [A("Order 5521 is in transit and should arrive on Thursday."), U("Can I change the delivery address?")])]
         assert grouping(records) == [[1, 3, 4], [2]]
+
+
+@pytest.mark.parametrize("text, header", [
+    ("Summarize the following article in one sentence:\n\nThe council met.", "Summarize the following article in one sentence"),
+    ("Classify the topic of this article: The council met on Monday.", "Classify the topic of this article"),
+    ("I need help planning a trip.\nI have 500 EUR.", "I need help planning a trip."),
+    ("Hi,\nhow are you?", None),  # a greeting line is too short to be an instruction
+    ("Summarize:\nThe council met.", None),
+    ("What is the capital of France?", None),  # one line, no colon: a question, not an instruction over input
+    ("Please summarize the article below:\n  ", None),  # nothing follows the instruction
+])
+def test_task_header_is_the_instruction_a_templated_message_opens_with(text, header):
+    assert task_header(text) == header

@@ -526,6 +526,7 @@ class Thread:
     # API named none: a window that opens at it goes on from this thread
     newest_unpaired: int | None = None
     kind: int | None = None  # its last request's request_terms.call_kind, hashed
+    task: int | None = None  # its last request's task_header, hashed, when that request asked one message alone
 
     @classmethod
     def after(cls, part: int, turn: Turn, interned: dict[str, str], before: "Thread | None" = None) -> "Thread":
@@ -541,10 +542,11 @@ class Thread:
         given = ((before.given if before is not None else ()) + ((newest_hash,) if newest_hash is not None else ()))[-GIVEN_KEPT:]
         calls = tuple(hash(call_id) for call_id in reply[2]) if reply is not None and reply[:2] == ("assistant", "calls") else ()
         unpaired = unpaired_form(newest) if newest is not None else None
-        kind = call_kind(turn.record)
+        kind, task = call_kind(turn.record), _task_of(turn.record)
         return cls(part, live_path(turn.record.file), prompt, model, replied, newest_hash,
                    None if opening is None else hash(turn.identities[opening]), texts, given, calls,
-                   None if unpaired is None else hash(unpaired), None if kind is None else hash(kind))
+                   None if unpaired is None else hash(unpaired), None if kind is None else hash(kind),
+                   None if task is None else hash(task))
 
     def shadows(self, threads: list["Thread"]) -> bool:
         """Whether another agent's thread of the key was given this one's newest message in
@@ -641,7 +643,8 @@ def route(threads: list[Thread], record: Record) -> int | None:
     conversation opens with (a rotated log's files are one log). A
     request that goes on from none is the same agent having lost its history (a defect
     the thread reports) when a thread in the same log is its agent's (_same_agent) and
-    the request is not a call about that thread's conversation (_about);
+    the request is not a call about that thread's conversation (_about), nor the same task
+    over another input where both ask one message alone (_task_of);
     otherwise it opens a new part: another agent's conversation under the same key (a
     sub-agent, a summarizer, a title call) or, in another log, the key reused for a new
     conversation (test runs that name their sessions alike). `threads` is kept in order
@@ -649,13 +652,39 @@ def route(threads: list[Thread], record: Record) -> int | None:
     prompt = agent_prompt(record.messages)
     chosen = _gone_on_from(threads, record, prompt) or _answering(threads, record) or _cut_at_its_head(threads, record, prompt)
     if chosen is None:
-        kind = call_kind(record)
-        kind = None if kind is None else hash(kind)
+        kind, task = call_kind(record), _task_of(record)
+        kind, task = (None if value is None else hash(value) for value in (kind, task))
         chosen = next((thread for thread in reversed(threads)
                        if thread.log == live_path(record.file)
                        and (_same_agent(thread.prompt, thread.model, prompt, record.model) or _cut_with_its_prompt(thread, prompt, kind))
+                       and not (task is not None and task == thread.task)
                        and not _about(thread, record) and not thread.shadows(threads)), None)
     return None if chosen is None else chosen.part
+
+
+TASK_HEADER = (12, 200)  # the length of the instruction a templated message opens with, in characters
+
+
+def task_header(text: str) -> str | None:
+    """The instruction a templated user message opens with before its input ("Summarize
+    the following article:", "Classify this ticket: …"): its text up to its first line
+    break, or to a colon and a space, when that is TASK_HEADER long and input follows."""
+    text = text.lstrip()
+    stops = [at for at in (text.find("\n", 0, TASK_HEADER[1]), text.find(": ", 0, TASK_HEADER[1])) if at >= TASK_HEADER[0]]
+    if not stops or not text[min(stops) + 1:].strip():
+        return None
+    return text[:min(stops)].rstrip(":").strip()
+
+
+def _task_of(record: Record) -> str | None:
+    """The task header of a request that asks one user message alone (after its prompt): the
+    same instruction over another input is another task of a map over many inputs (one
+    summary per article under a trace id), not the conversation that asked the first one
+    having lost its history."""
+    conversation = [message for message in record.messages if role_of(message) not in STEERING_ROLES]
+    if len(conversation) != 1 or role_of(conversation[0]) != "user":
+        return None
+    return task_header(text_of(conversation[0].get("content")))
 
 
 def _cut_with_its_prompt(thread: Thread, prompt: str | None, kind: int | None) -> bool:
