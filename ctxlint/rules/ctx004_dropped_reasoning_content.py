@@ -47,6 +47,10 @@ class DroppedReasoningContent(Rule):
     without tool calls of DeepSeek reasoner histories are not judged: the API ignores
     reasoning there, so dropping it is legal, and so is dropping a GLM, Claude or Gemini 3
     turn's reasoning once the user has spoken again (the template or API strips or skips it).
+    DeepSeek's and Moonshot's APIs check the field itself on every tool-call turn of a
+    request that thinks: a turn whose reply carried no reasoning (another model made it,
+    or this one with thinking off) is flagged when it comes back without the field, which
+    it may carry empty.
 
     ## Why is this bad?
     Interleaved thinking models plan a tool loop in their reasoning. An app that stores
@@ -98,6 +102,8 @@ class DroppedReasoningContent(Rule):
             if known is not None:
                 returned = [name for name in known if not name.startswith("_")]
                 if not returned:
+                    if ctx.thinking and ids and ctx.profile.reasoning_field_checked:
+                        yield self._field_missing(ctx, index, identity, call_id, known["_origin"])
                     continue  # seen before without reasoning: the model did not think there
                 if sealed_only(ctx.profile, ctx.request) and not known.get("_sealed"):
                     continue  # nothing stored to link to, and no encrypted copy that could come back
@@ -112,6 +118,20 @@ class DroppedReasoningContent(Rule):
                     key=identity, message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
                     evidence={"profile": ctx.profile.id, "sources": list(ctx.profile.sources), "model": ctx.turn.record.model},
                 )
+
+    @staticmethod
+    def _field_missing(ctx, index: int, identity: tuple, call_id: str | None, origin: str) -> Violation:
+        """A tool-call turn whose reply carried no reasoning (another model made it, or this
+        one with thinking off), sent without the field to a model whose API checks it on
+        every tool-call turn while thinking."""
+        field = ctx.turn.record.field_label("reasoning_content")
+        return Violation(
+            f"tool-call turn at message {ctx.label(index)} carries no {field}, as where it was first seen ({origin}): made by another "
+            f"model or with thinking off, it must still carry the field, which {ctx.profile.id} checks on every tool-call turn while "
+            f"thinking (send it empty, or turn thinking off)",
+            key=identity, message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
+            evidence={"seen_in": origin, "profile": ctx.profile.id, "sources": list(ctx.profile.sources), "model": ctx.turn.record.model},
+        )
 
     @staticmethod
     def _readable_copy_only(ctx, index: int, identity: tuple, call_id: str | None) -> Violation | None:
