@@ -380,6 +380,11 @@ def main() -> None:
     gc.set_threshold(200_000, 50, 50)
     signal.signal(signal.SIGINT, _interrupted)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL) if hasattr(signal, "SIGPIPE") else None
+    for stream in (sys.stdout, sys.stderr):
+        # a terminal or pipe whose encoding cannot show a character (an ASCII locale, a
+        # Windows code page) shows it escaped rather than stopping the report
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         app()
     except KeyboardInterrupt:

@@ -249,6 +249,15 @@ def test_sigpipe_exits_quietly(tmp_path):
     assert pipeline.stderr == b""
 
 
+def test_a_terminal_that_cannot_show_a_character_gets_it_escaped():
+    """An ASCII locale (or a Windows code page) cannot encode the report's marks (·, ◀): the
+    report still prints, with those characters escaped, and exits as it would."""
+    result = subprocess.run([sys.executable, "-c", "from ctxlint.cli import main; main()", "check", "--no-color", str(DEMO)],
+                            cwd=ROOT, capture_output=True, timeout=120, env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert result.returncode == 1 and result.stderr == b""
+    assert b"session trip-42 \\xb7 deepseek-reasoner" in result.stdout and b"2 \\u25c0" in result.stdout
+
+
 # --- no network, no writes, nothing outside the inputs ----------------------------------
 
 AUDITED_RUN = textwrap.dedent("""
