@@ -76,10 +76,10 @@ def render_text(report: Report, out: IO[str], *, color: bool, verbose: bool = Fa
         shown = _shown_turns(turns, set(by_turn) | {wrong_at}, verbose)
         for position, metrics in enumerate(turns):
             if position not in shown:
-                if position == 0 or position - 1 in shown:
-                    hidden = next((later for later in range(position, len(turns)) if later in shown), len(turns)) - position
-                    span = f"{metrics.number}–{turns[position + hidden - 1].number}"
-                    table.add_row("⋮", "", "", "", "", "", "", Text(f"{hidden} turns without findings ({span}; -v shows them)", style="dim"))
+                if position - 1 in shown:  # the first turn of a folded stretch stands for all of it
+                    end = min((later for later in shown if later > position), default=len(turns))
+                    span = f"{end - position} turns without findings ({metrics.number}–{turns[end - 1].number}; -v shows them)"
+                    table.add_row("⋮", "", "", "", "", "", "", Text(span, style="dim"))
                 continue
             codes = Text()
             for finding in by_turn.get(metrics.number, []):
