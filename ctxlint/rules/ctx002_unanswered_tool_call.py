@@ -4,7 +4,7 @@ from typing import Iterable
 
 from ctxlint.chat import role_of, tool_calls_of
 from ctxlint.rules.base import Rule, Violation
-from ctxlint.rules.ctx009_tool_result_as_user_message import answered_as_user
+from ctxlint.rules.ctx009_tool_result_as_user_message import answered_as_user, answering_run
 
 
 class UnansweredToolCall(Rule):
@@ -53,11 +53,8 @@ class UnansweredToolCall(Rule):
             message = messages[index]
             if role_of(message) != "assistant":
                 continue
-            answered = set()
-            end = index + 1
-            while end < len(messages) and role_of(messages[end]) == "tool":
-                answered.add(messages[end].get("tool_call_id"))
-                end += 1
+            run = answering_run(messages, index)  # its tool messages, and results sent as user messages among them (CTX009's)
+            answered, end = {call_id for _, call_id in run}, index + 1 + len(run)
             if not answered and answered_as_user(messages, index):
                 continue  # every result came back as a user message: CTX009 reports it once
             stop = "the end of the request" if end == len(messages) else f"message {ctx.label(end)} ({role_of(messages[end])})"

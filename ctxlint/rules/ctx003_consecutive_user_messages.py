@@ -6,7 +6,7 @@ from ctxlint.chat import different_participants, excerpt, no_reply, role_of, sho
 from ctxlint.profiles.lookup import retries_an_empty_reply, summary_message
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates_cut_history
-from ctxlint.rules.ctx009_tool_result_as_user_message import answered_as_user
+from ctxlint.rules.ctx009_tool_result_as_user_message import answered_as_user, results_sent_as_user
 
 
 class ConsecutiveUserMessages(Rule):
@@ -110,19 +110,25 @@ class ConsecutiveUserMessages(Rule):
 
 
 def _results_sent_as_user(messages: list[dict], start: int) -> set[int]:
-    """The second and later of the user messages that follow a tool-call turn answered by
-    user messages (CTX009), as many as it made calls: each stands for one of its results."""
+    """The user messages that stand for results of a tool-call turn (CTX009): after a turn
+    answered by user messages, as many as it made calls (the second and later of them
+    follow a user message); after its tool messages, those that stand for the results
+    they leave out."""
     standing_in: set[int] = set()
     begin = min(start, len(messages)) - 1
-    while begin > 0 and role_of(messages[begin]) == "user":
-        begin -= 1  # back to the turn a run of user messages reaching `start` follows
+    while begin > 0 and role_of(messages[begin]) in ("user", "tool"):
+        begin -= 1  # back to the turn a run of results and user messages reaching `start` follows
     for index in range(max(0, begin), len(messages) - 1):
-        if role_of(messages[index]) == "assistant" and answered_as_user(messages, index):
+        if role_of(messages[index]) != "assistant":
+            continue
+        if answered_as_user(messages, index):
             last = index + len(tool_call_ids(messages[index]))
             following = index + 2
             while following <= last and following < len(messages) and role_of(messages[following]) == "user":
                 standing_in.add(following)
                 following += 1
+        else:
+            standing_in.update(position for position, _ in results_sent_as_user(messages, index))
     return standing_in
 
 

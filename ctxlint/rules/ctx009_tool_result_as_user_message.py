@@ -2,7 +2,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import role_of, tool_call_ids
+import orjson
+
+from ctxlint.chat import role_of, text_of, tool_call_ids
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -22,13 +24,60 @@ def answered_as_user(messages: list[dict], index: int) -> bool:
     return True
 
 
+def results_sent_as_user(messages: list[dict], index: int) -> list[tuple[int, str]]:
+    """(user message index, call id) for the calls of the assistant tool-call message at
+    index that a user message among its tool messages stands for, when tool messages
+    answer some of them: one that carries the call's `tool_call_id`, or whose text is a
+    JSON object or array (data, not what a user writes), taken in call order. A user's
+    words there ("and?") end the results: CTX002 reports the calls left unanswered."""
+    answered = answering_run(messages, index)
+    return [(position, call_id) for position, call_id in answered if role_of(messages[position]) == "user"]
+
+
+def answering_run(messages: list[dict], index: int) -> list[tuple[int, str | None]]:
+    """(message index, call id) for the messages right after the assistant tool-call
+    message at index that answer its calls: its tool messages, and among them, when there
+    are any, the user messages that stand for a result (results_sent_as_user)."""
+    unanswered = tool_call_ids(messages[index])
+    run: list[tuple[int, str | None]] = []
+    position = index + 1
+    while position < len(messages):
+        message = messages[position]
+        if role_of(message) == "tool":
+            call_id = message.get("tool_call_id")
+            if call_id in unanswered:
+                unanswered.remove(call_id)
+        elif role_of(message) == "user" and run and unanswered and (
+                message.get("tool_call_id") in unanswered or _data(text_of(message.get("content")))):
+            call_id = message.get("tool_call_id") if message.get("tool_call_id") in unanswered else unanswered[0]
+            unanswered.remove(call_id)
+        else:
+            break
+        run.append((position, call_id))
+        position += 1
+    return run
+
+
+def _data(text: str) -> bool:
+    """Whether a text is a JSON object or array."""
+    text = text.strip()
+    if not text.startswith(("{", "[")):
+        return False
+    try:
+        return isinstance(orjson.loads(text), (dict, list))
+    except orjson.JSONDecodeError:
+        return False
+
+
 class ToolResultAsUserMessage(Rule):
     """
     ## What it does
     Flags an assistant message with native `tool_calls` that is followed directly by a
     `user` message, with no `tool` message answering any of its calls: the tool output
-    was sent as a user turn instead of a `tool` message bound by `tool_call_id`.
-    (When some calls are answered and others are not, CTX002 reports the missing ones.)
+    was sent as a user turn instead of a `tool` message bound by `tool_call_id`. Where
+    tool messages answer some of the calls, a user message right after them stands for
+    the result of one left unanswered when it carries that call's `tool_call_id` or holds
+    a JSON object or array; otherwise CTX002 reports the calls left without a result.
 
     ## Why is this bad?
     The model sees its call go unanswered and a user saying something that looks like
@@ -60,10 +109,24 @@ class ToolResultAsUserMessage(Rule):
         messages = ctx.messages
         for index in range(max(0, ctx.unchanged(self) - 1), len(messages)):  # the last shared call may be answered now
             message = messages[index]
-            if role_of(message) == "assistant" and tool_call_ids(message) and answered_as_user(messages, index):
+            if role_of(message) != "assistant" or not tool_call_ids(message):
+                continue
+            if answered_as_user(messages, index):
                 ids = tool_call_ids(message)
                 yield Violation(
                     f"the calls of assistant message {ctx.label(index)} ({', '.join(ids)}) are answered by a user message, not tool messages",
                     key=tuple(ids), message_index=index + 1, tool_call_id=ids[0], pointer=f"/messages/{index + 1}", stands_at=index,
+                    evidence={"tool_call_ids": ids} if len(ids) > 1 else {},
+                )
+                continue
+            sent_as_user = results_sent_as_user(messages, index)
+            if sent_as_user:
+                first, ids = sent_as_user[0][0], [call_id for _, call_id in sent_as_user]
+                where = ", ".join(ctx.label(position) for position, _ in sent_as_user)
+                yield Violation(
+                    f"the result of call {ids[0]} of assistant message {ctx.label(index)} is sent as a user message ({where}), not a tool message"
+                    if len(ids) == 1 else
+                    f"the results of calls {', '.join(ids)} of assistant message {ctx.label(index)} are sent as user messages ({where}), not tool messages",
+                    key=tuple(ids), message_index=first, tool_call_id=ids[0], pointer=f"/messages/{first}", stands_at=first - 1,
                     evidence={"tool_call_ids": ids} if len(ids) > 1 else {},
                 )
