@@ -13,6 +13,7 @@ from array import array
 from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import islice
 from typing import Any, Iterable, Iterator
 
 import orjson
@@ -22,7 +23,7 @@ from ctxlint.ingest.record import InputProblem, Record, too_deep
 from ctxlint.ingest.shapes import LOG_FIELDS
 from ctxlint.profiles import Profile, ProfileBook, passback_required
 from ctxlint.rules.base import NO_CHAIN, Finding, Rule, Violation
-from ctxlint.sessions.grouping import SessionAssembler, Thread, part_name, route
+from ctxlint.sessions.grouping import ROUTED_PARTS, SessionAssembler, Thread, carrying_older, part_name, route
 from ctxlint.sessions.history import Transition, align, side_request_on
 from ctxlint.sessions.model import Session, Turn, make_turn, opening_kind
 from ctxlint.spill import Spill
@@ -651,9 +652,12 @@ class Engine:
         # Only the sessions active most recently stay awake; memory follows the sessions
         # open at once, not the length of the log.
         awake: OrderedDict[tuple[str, bool, int], SessionCheck] = OrderedDict()
-        # Keys with more than one conversation: their parts, most recently used last. The
-        # threads themselves stay with their sessions (and sleep with them).
-        parts_of: dict[tuple[str, bool], list[int]] = {}
+        # Keys with more than one conversation: their parts, most recently used last (a dict
+        # as an ordered set). The threads themselves stay with their sessions (and sleep with them).
+        parts_of: dict[tuple[str, bool], dict[int, None]] = {}
+        # per key, its parts' last replies (hashed identities): a request that carries one goes
+        # on from that part even when it is not among the most recently used (grouping.ROUTED_PARTS)
+        replies_of: dict[tuple[str, bool], dict[int, int]] = {}
         interned: dict[str, str] = {}
         tally = Tally() if share is not None else Tally(sessions=SummaryShelf(spill))
         turn_rules, log = self._split(("request", "session", "log"))
@@ -666,7 +670,7 @@ class Engine:
             if share is not None and not share.checks(key):
                 continue
             try:
-                part = self._part(key, record, sessions, parts_of, spill) if key[1] else 1
+                part = self._part(key, record, sessions, parts_of, replies_of.get(key), spill) if key[1] else 1
             except (RecursionError, TypeError) as error:  # reported by the process that owns the session
                 self._unreadable(record, error, tally, True)
                 continue
@@ -682,7 +686,13 @@ class Engine:
                 del sessions[place]
                 continue
             if key[1] and session.previous is not None:
-                session.thread = Thread.after(part, session.previous, interned, session.thread)
+                before = session.thread
+                session.thread = Thread.after(part, session.previous, interned, before)
+                replies = replies_of.setdefault(key, {})
+                if before is not None and replies.get(before.replied) == part:
+                    del replies[before.replied]
+                if session.thread.replied is not None:
+                    replies[session.thread.replied] = part
             awake.pop(place, None)
             awake[place] = session
             if len(awake) > HOT_SESSIONS:
@@ -698,10 +708,16 @@ class Engine:
         return tally
 
     @staticmethod
-    def _part(key: tuple[str, bool], record: Record, sessions: dict, parts_of: dict[tuple[str, bool], list[int]], spill: Spill) -> int:
-        """The part of its key a keyed record goes to (grouping.route), its key's sessions
-        woken to read their threads; a key that gains a second part has its parts listed."""
-        known = parts_of.get(key) or [1]
+    def _part(key: tuple[str, bool], record: Record, sessions: dict, parts_of: dict[tuple[str, bool], dict[int, None]],
+              replies: dict[int, int] | None, spill: Spill) -> int:
+        """The part of its key a keyed record goes to (grouping.route, among the key's
+        ROUTED_PARTS most recently used and any older one whose last reply the record
+        carries), their sessions woken to read their threads; a key that gains a second part
+        has its parts listed."""
+        listed = parts_of.get(key)
+        known = list(islice(reversed(listed), ROUTED_PARTS))[::-1] if listed else [1]
+        if listed is not None and len(listed) > ROUTED_PARTS and replies:
+            known[:0] = carrying_older(record, replies, set(known))
         threads, woken, unchecked = [], [], []
         for part in known:
             session = sessions.get((*key, part))
@@ -712,12 +728,14 @@ class Engine:
                 unchecked.append(part)
             else:
                 threads.append(session.thread)
-        chosen = route(threads, record) or (unchecked[-1] if unchecked else max(known) + 1)
+        chosen = route(threads, record) or (unchecked[-1] if unchecked else len(listed or known) + 1)  # parts are numbered 1, 2, …
         for part in woken:
             if part != chosen:  # back to sleep: only the chosen one is checked now
                 sessions[(*key, part)] = Dormant(sessions[(*key, part)], spill)
-        if chosen != 1 or key in parts_of:
-            parts_of[key] = [part for part in known if part != chosen] + [chosen]
+        if chosen != 1 or listed is not None:
+            listed = parts_of.setdefault(key, {1: None})
+            listed.pop(chosen, None)
+            listed[chosen] = None  # most recently used last
         return chosen
 
     def judge_log(self, tally: Tally) -> None:

@@ -698,3 +698,27 @@ def test_without_replies_a_turn_whose_tool_results_were_stored_otherwise_goes_on
 ])
 def test_task_header_is_the_instruction_a_templated_message_opens_with(text, header):
     assert task_header(text) == header
+
+
+def test_a_request_goes_on_from_the_keys_recent_conversations_or_the_one_whose_reply_it_carries(tmp_path):
+    """A map over 40 articles under one trace id opens 40 conversations, none reported. A
+    follow-up carrying the newest one's reply goes on from it, and so does one carrying the
+    first one's, though 39 others were used since: routing looks among the key's
+    ROUTED_PARTS most recently used conversations and those whose last reply the request
+    carries, so a key with thousands of conversations costs no more."""
+    system = {"role": "system", "content": "You are a careful news editor."}
+    def task(number):
+        return [system, {"role": "user", "content": f"Summarize the following article in one sentence:\n\nArticle {number} is about item {number}."}]
+    def line(messages, reply):
+        return orjson.dumps({"trace_id": "run", "request": {"model": "gpt-4o-mini", "messages": messages},
+                             "response": {"id": "r", "choices": [{"message": A(reply), "finish_reason": "stop"}]}})
+    lines = [line(task(number), f"Summary {number}.") for number in range(1, 41)]
+    for number in (40, 1):
+        lines.append(line(task(number) + [A(f"Summary {number}."), U(f"Shorter, please, for article {number}.")], "Short."))
+    log = tmp_path / "map.jsonl"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    for args in ((), ("--jobs", "2")):
+        report = json_report(str(log), *args)
+        sessions = {session["id"]: session["requests"] for session in report["sessions"]}
+        assert len(sessions) == 40 and sessions["run#40"] == 2 and sessions["run"] == 2
+        assert code_lines(report) == []

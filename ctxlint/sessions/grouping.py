@@ -744,10 +744,24 @@ def _gone_on_from(threads: list[Thread], record: Record, prompt: str | None) -> 
     return None
 
 
+# The conversations of a key a request is routed among: the most recently used. A key can
+# hold thousands (a map over many inputs under one trace id opens one per input), and an
+# older one is not gone on with, so routing costs the same however many there are.
+ROUTED_PARTS = 32
+
+
+def carrying_older(record: Record, replies: dict[int, int], recent: set[int]) -> list[int]:
+    """The parts, not among `recent`, whose last reply (`replies`: hashed identity to part)
+    the record carries: a conversation gone on with after many others of its key."""
+    found = (replies.get(hash(message_identity(message))) for message in record.messages if role_of(message) == "assistant")
+    return list(dict.fromkeys(part for part in found if part is not None and part not in recent))
+
+
 def remember(threads: list[Thread], turn: Turn, part: int, interned: dict[str, str]) -> None:
-    """After a request of `part` was checked: its thread, most recently used last."""
+    """After a request of `part` was checked: its thread, most recently used last (of the
+    ROUTED_PARTS most recent)."""
     before = next((thread for thread in threads if thread.part == part), None)
-    threads[:] = [thread for thread in threads if thread.part != part]
+    threads[:] = [thread for thread in threads if thread.part != part][-(ROUTED_PARTS - 1):]
     threads.append(Thread.after(part, turn, interned, before))
 
 
@@ -787,17 +801,28 @@ def build_sessions(records: list[Record]) -> list[Session]:
     sessions: list[Session] = []
     for kind, name in order:
         if kind == "key":
-            threads: list[Thread] = []
+            threads: list[Thread] = []  # the ROUTED_PARTS most recently used
+            latest: dict[int, Thread] = {}  # every part's, and its last reply's part
+            replies: dict[int, int] = {}
             interned: dict[str, str] = {}
             parts: dict[int, Session] = {}
             for record in keyed[name]:
-                part = route(threads, record) or len(parts) + 1
+                older = carrying_older(record, replies, {thread.part for thread in threads}) if len(parts) > ROUTED_PARTS else []
+                part = route([latest[part] for part in older] + threads, record) or len(parts) + 1
                 if part not in parts:
                     parts[part] = Session(id=part_name(name, part), file=record.file, turns=[], explicit_key=True)
                     sessions.append(parts[part])
                 session = parts[part]
                 session.turns.append(make_turn(len(session.turns) + 1, record, session.turns[-1] if session.turns else None))
+                before = latest.get(part)
+                if before is not None and part not in {thread.part for thread in threads}:
+                    threads.append(before)  # back among the most recent, to be remembered
                 remember(threads, session.turns[-1], part, interned)
+                latest[part] = threads[-1]
+                if before is not None and replies.get(before.replied) == part:
+                    del replies[before.replied]
+                if threads[-1].replied is not None:
+                    replies[threads[-1].replied] = part
         else:
             inferred = _infer(unkeyed[name])
             sessions.extend(inferred)
