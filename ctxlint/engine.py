@@ -23,7 +23,7 @@ from ctxlint.ingest.record import InputProblem, Record, too_deep
 from ctxlint.ingest.shapes import LOG_FIELDS
 from ctxlint.profiles import Profile, ProfileBook, passback_required
 from ctxlint.rules.base import NO_CHAIN, Finding, Rule, Violation
-from ctxlint.sessions.grouping import ROUTED_PARTS, SessionAssembler, Thread, carrying_older, part_name, route
+from ctxlint.sessions.grouping import ROUTED_PARTS, SessionAssembler, Thread, carrying_older, note_reply, part_name, route
 from ctxlint.sessions.history import Transition, align, side_request_on
 from ctxlint.sessions.model import Session, Turn, make_turn, opening_kind
 from ctxlint.spill import Spill
@@ -688,11 +688,7 @@ class Engine:
             if key[1] and session.previous is not None:
                 before = session.thread
                 session.thread = Thread.after(part, session.previous, interned, before)
-                replies = replies_of.setdefault(key, {})
-                if before is not None and replies.get(before.replied) == part:
-                    del replies[before.replied]
-                if session.thread.replied is not None:
-                    replies[session.thread.replied] = part
+                note_reply(replies_of.setdefault(key, {}), part, before, session.thread)
             awake.pop(place, None)
             awake[place] = session
             if len(awake) > HOT_SESSIONS:

@@ -744,9 +744,10 @@ def _gone_on_from(threads: list[Thread], record: Record, prompt: str | None) -> 
     return None
 
 
-# The conversations of a key a request is routed among: the most recently used. A key can
-# hold thousands (a map over many inputs under one trace id opens one per input), and an
-# older one is not gone on with, so routing costs the same however many there are.
+# The conversations of a key a request is routed among: the most recently used, and an
+# older one only when the request carries its last reply (carrying_older). A key can hold
+# thousands (a map over many inputs under one trace id opens one per input): routing costs
+# the same however many there are.
 ROUTED_PARTS = 32
 
 
@@ -755,6 +756,15 @@ def carrying_older(record: Record, replies: dict[int, int], recent: set[int]) ->
     the record carries: a conversation gone on with after many others of its key."""
     found = (replies.get(hash(message_identity(message))) for message in record.messages if role_of(message) == "assistant")
     return list(dict.fromkeys(part for part in found if part is not None and part not in recent))
+
+
+def note_reply(replies: dict[int, int], part: int, before: Thread | None, after: Thread) -> None:
+    """Keep a key's parts by their last reply (`replies`, for carrying_older) as `part`'s
+    thread moves on from `before` to `after`."""
+    if before is not None and replies.get(before.replied) == part:
+        del replies[before.replied]
+    if after.replied is not None:
+        replies[after.replied] = part
 
 
 def remember(threads: list[Thread], turn: Turn, part: int, interned: dict[str, str]) -> None:
@@ -802,12 +812,13 @@ def build_sessions(records: list[Record]) -> list[Session]:
     for kind, name in order:
         if kind == "key":
             threads: list[Thread] = []  # the ROUTED_PARTS most recently used
-            latest: dict[int, Thread] = {}  # every part's, and its last reply's part
-            replies: dict[int, int] = {}
+            latest: dict[int, Thread] = {}  # every part's thread
+            replies: dict[int, int] = {}  # every part by its last reply (note_reply)
             interned: dict[str, str] = {}
             parts: dict[int, Session] = {}
             for record in keyed[name]:
-                older = carrying_older(record, replies, {thread.part for thread in threads}) if len(parts) > ROUTED_PARTS else []
+                recent = {thread.part for thread in threads}
+                older = carrying_older(record, replies, recent) if len(parts) > ROUTED_PARTS else []
                 part = route([latest[part] for part in older] + threads, record) or len(parts) + 1
                 if part not in parts:
                     parts[part] = Session(id=part_name(name, part), file=record.file, turns=[], explicit_key=True)
@@ -815,14 +826,11 @@ def build_sessions(records: list[Record]) -> list[Session]:
                 session = parts[part]
                 session.turns.append(make_turn(len(session.turns) + 1, record, session.turns[-1] if session.turns else None))
                 before = latest.get(part)
-                if before is not None and part not in {thread.part for thread in threads}:
+                if before is not None and part not in recent:
                     threads.append(before)  # back among the most recent, to be remembered
                 remember(threads, session.turns[-1], part, interned)
                 latest[part] = threads[-1]
-                if before is not None and replies.get(before.replied) == part:
-                    del replies[before.replied]
-                if threads[-1].replied is not None:
-                    replies[threads[-1].replied] = part
+                note_reply(replies, part, before, threads[-1])
         else:
             inferred = _infer(unkeyed[name])
             sessions.extend(inferred)
