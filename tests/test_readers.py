@@ -166,6 +166,22 @@ def test_a_bedrock_converse_cassette_is_read_as_the_messages_body_it_spells_diff
     assert "us.anthropic.claude-3-7-sonnet-20250219-v1:0" in run_cli("check", log).stdout
 
 
+def test_a_chat_body_that_carries_converse_named_settings_is_read_as_chat(tmp_path):
+    """A gateway that passes another API's settings on (Gemini's `toolConfig` and
+    `generationConfig` beside chat-completions messages) sends a chat-completions body, not
+    a Converse one: its string contents and tool calls are read, and its call answered by a
+    user message is CTX009, not a CTX900 about Converse blocks."""
+    body = {"model": "gemini-3-pro-preview", "toolConfig": {"functionCallingConfig": {"mode": "ANY"}},
+            "generationConfig": {"responseModalities": ["TEXT"]},
+            "messages": [{"role": "user", "content": "What is the capital of the country?"},
+                         {"role": "assistant", "content": None, "tool_calls": [
+                             {"id": "get_country:1", "type": "function", "function": {"name": "get_country", "arguments": "{}"}}]},
+                         {"role": "user", "content": '{"return_value": "Mexico"}'}]}
+    log = tmp_path / "gateway.jsonl"
+    log.write_bytes(orjson.dumps({"session_id": "g", "request": body}) + b"\n")
+    assert code_lines(json_report(str(log))) == [("CTX009", 1)]
+
+
 def test_batch_input_and_output_join_on_custom_id_in_any_order():
     ingested = read_inputs([str(READERS / "batch_output.jsonl"), str(READERS / "batch_input.jsonl")])
     assert [r.custom_id for r in ingested.records] == ["conv-1-turn-1", "conv-1-turn-2"]

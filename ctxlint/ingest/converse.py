@@ -49,6 +49,8 @@ def is_converse_body(body: Any) -> bool:
     Converse's block members."""
     if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
         return False
+    if any(_chat_shaped(message) for message in body["messages"]):
+        return False  # a chat-completions body that carries another API's settings (a gateway passing them on)
     if any(key in body for key in ("inferenceConfig", "toolConfig", SETTINGS_APART)):
         return True
     for message in body["messages"][:2]:
@@ -56,6 +58,13 @@ def is_converse_body(body: Any) -> bool:
         if isinstance(content, list) and content and isinstance(content[0], dict) and "type" not in content[0]:
             return any(kind in content[0] for kind in BLOCK_KINDS)
     return False
+
+
+def _chat_shaped(message: Any) -> bool:
+    """A chat-completions message, which a Converse body never holds: text content as a
+    string, tool calls, or a system, developer or tool role."""
+    return isinstance(message, dict) and (isinstance(message.get("content"), str) or "tool_calls" in message
+                                          or message.get("role") in ("system", "developer", "tool"))
 
 
 def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
