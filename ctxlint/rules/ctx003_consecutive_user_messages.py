@@ -15,10 +15,11 @@ class ConsecutiveUserMessages(Rule):
     Flags two `user` messages that follow each other with nothing between them. Two
     participants of a group chat, told apart by different `name` fields (the field
     chat-completions defines for that), are not flagged, and neither is a summary that a
-    request puts in place of the history it cut (before the messages it kept, or restating
-    what it cut in five content words or more, unless it follows the model's reply to the
-    previous request, logged or not, where the user's next words stand; or opening with the line a known agent's
-    summary opens with, or saying it is one: "Summary of our conversation so far: …",
+    request puts in place of the history it cut (before the messages it kept, where it cut
+    messages that came before them; or restating what it cut in five content words or
+    more, unless it follows the model's reply to the previous request, logged or not,
+    where the user's next words stand; or opening with the line a known agent's summary
+    opens with, or saying it is one: "Summary of our conversation so far: …",
     "以下是之前对话的摘要：…"), sent as a user message next to one (LangChain's
     SummarizationMiddleware sends its summary so, before the messages it kept; Claude
     Code's compaction summary comes before the user's next prompt),
@@ -74,7 +75,8 @@ class ConsecutiveUserMessages(Rule):
         if transition is not None and transition.cut:
             # a summary stands where the cut history was: before messages carried on, not among the new ones;
             # later requests carry it on, and it stays a summary there
-            ctx.session.summaries |= {identities[i] for i in transition.put_in(messages) if i < transition.new_from or (
+            ctx.session.summaries |= {identities[i] for i in transition.put_in(messages) if (
+                i < transition.new_from and transition.cut_before(i, ctx.previous.identities)) or (
                 not _after_the_reply(identities, transition, i) and restates_cut_history(ctx, i))}
         previous = ctx.previous
         response = previous.record.response if previous is not None else None

@@ -56,6 +56,15 @@ class Transition:
         """Index in the next request of the last of the previous request's messages it carries, or -1."""
         return max((index for index in self.mapping[:self._sent] if index is not None), default=-1)
 
+    def cut_before(self, position: int, identities: list[tuple]) -> bool:
+        """Whether this request left out conversation messages the previous one (whose own
+        `identities` these are) sent before the first of its messages this request carries
+        after `position`, or anywhere when it carries none after it: what a message put at
+        `position` could stand in place of."""
+        sent = self.mapping[:self._sent]
+        until = min((k for k, index in enumerate(sent) if index is not None and index > position), default=len(sent))
+        return any(sent[k] is None and identities[k][0] not in STEERING_ROLES for k in range(until))
+
     def carries_after(self, position: int) -> bool:
         """Whether the next request carries a message the previous one sent after `position`."""
         return any(index is not None and index > position for index in self.mapping[:self._sent])
