@@ -63,7 +63,7 @@ class Transition:
         `position` could stand in place of."""
         sent = self.mapping[:self._sent]
         until = min((k for k, index in enumerate(sent) if index is not None and index > position), default=len(sent))
-        return any(sent[k] is None and identities[k][0] not in STEERING_ROLES for k in range(until))
+        return any(k < until for k in self.left_out(identities))
 
     def carries_after(self, position: int) -> bool:
         """Whether the next request carries a message the previous one sent after `position`."""
