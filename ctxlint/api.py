@@ -125,7 +125,7 @@ def parallel_report(paths: list[str], options: CheckOptions, progress: NoProgres
         ingested.problems += part_ingested.problems
         ingested.skipped += part_ingested.skipped
         if index == 0:  # every worker reads every file
-            ingested.files, ingested.io_errors = part_ingested.files, part_ingested.io_errors
+            ingested.files, ingested.io_errors, ingested.read_backwards = part_ingested.files, part_ingested.io_errors, part_ingested.read_backwards
     ingested.record_count = sum(len(summary) for summary in tally.sessions)  # records without a key reach every worker
     engine.judge_log(tally)
     return _report(engine.result(tally), ingested, options, engine, codes)
@@ -150,7 +150,7 @@ def _report(result: LintResult, ingested: Ingested, options: CheckOptions, engin
     return Report(
         findings=findings, sessions=result.sessions, coverage=result.coverage,
         files=ingested.files, records=ingested.record_count, skipped=ingested.skipped_by_reason,
-        io_errors=ingested.io_errors, suppressed=suppressed, baseline_stale=stale, redacted=options.redact,
+        io_errors=ingested.io_errors, read_backwards=ingested.read_backwards, suppressed=suppressed, baseline_stale=stale, redacted=options.redact,
         conversations=conversations or [],
     )
 

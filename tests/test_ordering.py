@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from datetime import datetime, timezone
+
 from ctxlint.ingest.record import Record
 from ctxlint.sessions.ordering import in_time_order
-from helpers import json_report, run_cli, write_records
+from helpers import code_lines, json_report, run_cli, write_records
 
 SYSTEM = {"role": "system", "content": "You are a travel assistant. Never book red-eye flights."}
 ASK = {"role": "user", "content": "Find me a flight from Paris to Rome on Friday."}
@@ -95,3 +98,73 @@ def test_a_number_too_small_to_be_a_time_is_not_one(tmp_path):
     records = [envelope(HISTORIES[i], latency) for i, latency in ((0, 2.5), (1, 0.4), (2, 1.1))]
     report = json_report(write_records(tmp_path / "log.jsonl", [{**r, "time": r.pop("ts")} for r in records]))
     assert turn_lines(report) == [[1, 2, 3]] and report["findings"] == []
+
+
+def newest_first_export(sessions: int) -> list[dict]:
+    """A dashboard's export (Helicone's), newest first: `sessions` trips of three requests,
+    each trip's requests `sessions` lines apart; trip 5 lost the model's offer at its
+    second request."""
+    records = []
+    for turn, history in enumerate(HISTORIES):
+        for trip in range(sessions):
+            sent = [SYSTEM, ASK, BOOK] if (trip, turn) == (5, 1) else history
+            records.append({"request_created_at": datetime.fromtimestamp(1_772_000_000 + turn * sessions + trip, timezone.utc).isoformat(),
+                            "request_body": {"model": "gpt-4o", "messages": sent},
+                            "request_properties": {"Helicone-Session-Id": f"trip-{trip}"}})
+    return records[::-1]
+
+
+def test_a_log_written_newest_first_is_read_from_its_last_line_up(tmp_path):
+    """Past the reorder window: each session's requests are further apart than 512 lines
+    allow, and read in line order every session would run backwards."""
+    records = newest_first_export(600)
+    log = write_records(tmp_path / "export.jsonl", records)
+    report = json_report(log)
+    line_of = {(turn, trip): 1800 - (turn * 600 + trip) for turn in range(3) for trip in range(600)}
+    trip_5 = next(session for session in report["sessions"] if session["id"] == "trip-5")
+    assert [turn["line"] for turn in trip_5["turns"]] == [line_of[0, 5], line_of[1, 5], line_of[2, 5]]
+    assert [(f["code"], f["line"], f["session"], f["turn"]) for f in report["findings"]] == [("CTX003", line_of[1, 5], "trip-5", 2)]
+    assert report["read_backwards"] == [log]
+    assert "written newest first" in run_cli("check", log).stdout
+
+
+def test_a_compressed_or_piped_newest_first_log_is_read_from_its_end_too(tmp_path):
+    import gzip
+    records = newest_first_export(600)
+    text = "".join(json.dumps(r) + "\n" for r in records)
+    packed = tmp_path / "export.jsonl.gz"
+    packed.write_bytes(gzip.compress(text.encode()))
+    expected = [("CTX003", 1800 - 605)]
+    assert code_lines(json_report(str(packed))) == expected
+    assert code_lines(json_report("-", input=text)) == expected
+    single = run_cli("check", write_records(tmp_path / "export.jsonl", records), "--format", "json", "--jobs", "1")
+    double = run_cli("check", str(tmp_path / "export.jsonl"), "--format", "json", "--jobs", "2")
+    assert single.stdout == double.stdout
+
+
+def test_a_json_list_written_newest_first_is_read_from_its_end(tmp_path):
+    records = newest_first_export(600)
+    document = tmp_path / "export.json"
+    document.write_text("[\n" + ",\n".join(json.dumps(r) for r in records) + "\n]\n")  # element i on line i + 2
+    report = json_report(str(document))
+    assert code_lines(report) == [("CTX003", 1800 - 605 + 1)]
+    assert report["read_backwards"] == [str(document)]
+
+
+def test_a_log_written_as_it_goes_is_read_from_its_first_line(tmp_path):
+    """Threads that write a few lines out of order do not make a log newest first."""
+    records = newest_first_export(30)[::-1]
+    records[3], records[4] = records[4], records[3]
+    records[10], records[11] = records[11], records[10]
+    report = json_report(write_records(tmp_path / "log.jsonl", records))
+    assert report["read_backwards"] == []
+    assert code_lines(report) == [("CTX003", 36)]
+
+
+def test_lines_from_the_end_are_the_lines_readline_gives():
+    import io
+    from ctxlint.ingest.jsonl import _lines_from_the_end
+    for text in (b"", b"a\n", b"a", b"a\nbb\n\nccc", b"a\r\nbb\r\n", b"\n\nx\n", b"long line " * 30 + b"\nshort\n"):
+        expected = io.BytesIO(text).readlines()
+        for block in (1, 2, 7, 4096):
+            assert list(_lines_from_the_end(io.BytesIO(text), block))[::-1] == expected, (text, block)

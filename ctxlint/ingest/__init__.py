@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import os
@@ -16,6 +17,7 @@ from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, too_d
 from ctxlint.ingest.reuse import SharedPrefixDecoder
 from ctxlint.ingest.shapes import NO_KEY, BatchOutput, ReplyLine, as_items, awaits_reply, line_session_key, session_key_in_bytes
 from ctxlint.ingest.sources import Source, expand
+from ctxlint.ingest.written_order import newest_first
 from ctxlint.progress import NoProgress
 
 Item = Record | InputProblem | Skipped | BatchOutput | ReplyLine
@@ -27,6 +29,7 @@ class Ingested:
     problems: list[InputProblem] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     io_errors: list[str] = field(default_factory=list)
+    read_backwards: list[str] = field(default_factory=list)  # files written newest first, read last line first
     files: int = 0
     record_count: int = 0
 
@@ -181,9 +184,16 @@ def infers_everywhere(paths: list[str], input_format: str | None, session_key: s
 
 
 def read_jsonl(source: Source, session_key: str | None, progress: NoProgress, decoder: SharedPrefixDecoder,
-               share: Share | None = None) -> Iterator[Item]:
+               into: Ingested, share: Share | None = None) -> Iterator[Item]:
     route = share.route if share is not None else None
-    for number, obj, routed in iter_lines(source.path, progress.advance, decoder, route):
+
+    def backwards(head: list[bytes]) -> bool:
+        if newest_first(head):
+            into.read_backwards.append(source.path)
+            return True
+        return False
+
+    for number, obj, routed in iter_lines(source.path, progress.advance, decoder, route, backwards):
         if routed is not None:
             share.confirm(obj, routed)
         elif share is not None and not share.reads_line(obj):
@@ -198,12 +208,14 @@ def read_jsonl(source: Source, session_key: str | None, progress: NoProgress, de
                 yield item
 
 
-def _readers() -> dict[str, Callable[[Source, str | None], Iterable[Item]]]:
+def _readers(backwards: list[str]) -> dict[str, Callable[[Source, str | None], Iterable[Item]]]:
+    """The reader of each format but JSONL; a JSON document's list written newest first is
+    read last first, its path noted in `backwards`."""
     from ctxlint.ingest.cassette import read_cassette
     from ctxlint.ingest.snapshot import read_snapshot
     from ctxlint.ingest.json_document import read_json_document
 
-    return {"cassette": read_cassette, "snapshot": read_snapshot, "json": read_json_document}
+    return {"cassette": read_cassette, "snapshot": read_snapshot, "json": functools.partial(read_json_document, backwards=backwards)}
 
 
 REPLY_WINDOW = 64  # requests a reply line may come after (or, written by another thread, before) its request line by
@@ -312,6 +324,12 @@ def collect(items: Iterable[Item], into: Ingested) -> None:
     into.records.sort(key=lambda record: record.seq)
 
 
+def _place(line: int, backwards: bool) -> int:
+    """A JSONL line's place in the input: its number, or, in a file read from its last line
+    up, how far from the end it is."""
+    return (1 << 40) - line if backwards else line
+
+
 def _size(source: Source) -> int:
     try:
         return os.stat(source.path).st_size if source.path != "-" and os.path.isfile(source.path) else 0
@@ -333,14 +351,14 @@ def stream_inputs(paths: list[str], result: Ingested, session_key: str | None = 
     errors are counted into `result`. A record's seq is its place in the input."""
     progress = progress or NoProgress()
     sources, result.io_errors = expand(paths, input_format)
-    readers = _readers()
+    readers = _readers(result.read_backwards)
     decoder = SharedPrefixDecoder()  # one for all files: a session may go on in the next file
     progress.reading(sum(map(_size, sources)))
 
     def guarded(source: Source) -> Iterator[Item]:
         try:
             if source.format == "jsonl":
-                yield from read_jsonl(source, session_key, progress, decoder, share)
+                yield from read_jsonl(source, session_key, progress, decoder, result, share)
             else:
                 yield from readers[source.format](source, session_key)
                 progress.advance(_size(source))
@@ -350,8 +368,8 @@ def stream_inputs(paths: list[str], result: Ingested, session_key: str | None = 
     for position, source in enumerate(sources):
         result.files += 1
         for ordinal, item in enumerate(guarded(source)):
-            if isinstance(item, Record):  # one record per JSONL line at most; other readers count items
-                item.seq = (position << 40) | (item.line if source.format == "jsonl" else ordinal)
+            if isinstance(item, Record):  # a JSONL line's records share its place; other readers count items
+                item.seq = (position << 40) | (_place(item.line, result.read_backwards[-1:] == [source.path]) if source.format == "jsonl" else ordinal)
             if share is None or source.format == "jsonl" or share.keeps(item):  # JSONL lines are shared out unread
                 if share is not None and isinstance(item, ReplyLine) and item.session_key is None:
                     raise Misrouted(NO_KEY)  # the request it answers may be another worker's: the run goes on in one process

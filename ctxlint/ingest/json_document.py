@@ -24,6 +24,7 @@ from ctxlint.ingest.schema import request_problems
 from ctxlint.ingest.shapes import BatchOutput, as_items
 from ctxlint.ingest.source_map import SAME_CALL_PARTS, Origin, SourceMap
 from ctxlint.ingest.sources import Source, named_as_lines
+from ctxlint.ingest.written_order import listed_newest_first
 
 CONVERSATION_KEYS = ("traj", "messages", "conversation")
 
@@ -60,24 +61,37 @@ def _first_message(pointer: str) -> int:
 _GAP = re.compile(r"[\s,]*")
 
 
-def _log_records(path: str, text: str, data: Any, session_key: str | None) -> Iterator[Record | InputProblem | Skipped | BatchOutput]:
+def _log_records(path: str, text: str, data: Any, session_key: str | None,
+                 backwards: list[str] | None = None) -> Iterator[Record | InputProblem | Skipped | BatchOutput]:
     """Each element of a JSON list of log records read as a JSONL line would be, at the
-    line of the file where it starts (a single record: line 1)."""
+    line of the file where it starts (a single record: line 1); last first when the list
+    was written newest first (its path then goes into `backwards`)."""
     if not isinstance(data, list):
         yield from as_items(data, path, 1, session_key)
         return
+    placed = list(zip(_element_lines(text, data), data))
+    if listed_newest_first(data):
+        placed.reverse()
+        if backwards is not None:
+            backwards.append(path)
+    for line, item in placed:
+        yield from as_items(item, path, line, session_key)
+
+
+def _element_lines(text: str, data: list[Any]) -> Iterator[int]:
+    """The line each element of the JSON list the text holds starts at."""
     decoder = json.JSONDecoder()
     position = text.index("[") + 1
     line = 1 + text.count("\n", 0, position)
-    for element, item in enumerate(data):
+    for element in range(len(data)):
         start = _GAP.match(text, position).end()
         line += text.count("\n", position, start)
         try:
             _, position = decoder.raw_decode(text, start)
         except RecursionError:  # nested deeper than json's scanner goes (orjson read it): no more lines to tell
-            yield from (item for rest in data[element:] for item in as_items(rest, path, line, session_key))
+            yield from (line for _ in range(element, len(data)))
             return
-        yield from as_items(item, path, line, session_key)
+        yield line
         line += text.count("\n", start, position)
 
 
@@ -141,7 +155,8 @@ _SPACE = re.compile(r"\s*")
 _VALUE_OPENS = re.compile(r"\n[{\[]")
 
 
-def read_json_document(source: Source, session_key: str | None = None) -> Iterator[Record | InputProblem | Skipped]:
+def read_json_document(source: Source, session_key: str | None = None,
+                       backwards: list[str] | None = None) -> Iterator[Record | InputProblem | Skipped]:
     raw = read_whole(source.path)
     try:
         data = orjson.loads(raw)
@@ -176,11 +191,11 @@ def read_json_document(source: Source, session_key: str | None = None) -> Iterat
     else:
         items = data if isinstance(data, list) else [data]
         if any(_is_log_record(item) for item in items) and not any(_is_trajectory(item) for item in items):
-            yield from _log_records(source.path, raw.decode("utf-8"), data, session_key)
+            yield from _log_records(source.path, raw.decode("utf-8"), data, session_key, backwards)
             return
         if not any(_conversation_key(item) is not None for item in items):
             # a list of what log lines hold in a logger's wrapping (a Logs Insights download: `@message`), or nothing to read
-            read = list(_log_records(source.path, raw.decode("utf-8"), data, session_key)) if isinstance(data, list) else []
+            read = list(_log_records(source.path, raw.decode("utf-8"), data, session_key, backwards)) if isinstance(data, list) else []
             found = any(isinstance(item, (Record, Skipped, BatchOutput)) for item in read)
             yield from read if found else (Skipped(source.path, 1, "JSON file that holds neither log records nor agent trajectories"),)
             return

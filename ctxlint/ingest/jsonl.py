@@ -8,7 +8,9 @@ import gzip
 import io
 import json
 import lzma
+import shutil
 import sys
+import tempfile
 import zlib
 from typing import IO, Callable, Iterator
 
@@ -39,8 +41,8 @@ class _RecodedUtf16:
     def readline(self, size: int = -1) -> bytes:
         return self._text.readline(size).encode("utf-8", "surrogatepass")
 
-    def read(self) -> bytes:
-        return self._text.read().encode("utf-8", "surrogatepass")
+    def read(self, size: int = -1) -> bytes:
+        return self._text.read(size).encode("utf-8", "surrogatepass")
 
     def close(self) -> None:
         self._text.close()
@@ -224,30 +226,112 @@ SKIP = object()  # a route's word for a line this process leaves to another
 
 def iter_lines(path: str, on_bytes: Callable[[int], None] | None = None,
                decoder: SharedPrefixDecoder | None = None,
-               route: Callable[[bytes], object] | None = None) -> Iterator[tuple[int, object | InputProblem, object]]:
+               route: Callable[[bytes], object] | None = None,
+               newest_first: Callable[[list[bytes]], bool] | None = None) -> Iterator[tuple[int, object | InputProblem, object]]:
     """(line number, parsed object or problem, route's word on the line) for every
     non-blank line; raises ReadError.
 
     on_bytes hears how many bytes were read, for a progress bar; a decoder shares the
     history a line repeats with the line it repeats it from; a line that route answers
-    SKIP for is not parsed (another process reads it)."""
+    SKIP for is not parsed (another process reads it). When newest_first says of the
+    file's first lines that it was written newest first (a dashboard's export), its lines
+    come last first, each still with its own number."""
     stream = _opened(path)
     number = 0
     try:
         with _closing(stream, path):
-            pending = stream.readline()
-            while pending:
-                line_bytes, pending = pending, stream.readline()
-                number += 1
+            head = _head(stream)
+            if newest_first is not None and newest_first(head):
+                lines = _backwards(path, stream, head)
+            else:
+                lines = _forwards(stream, head)
+            for number, line_bytes, last in lines:
                 if on_bytes is not None:
                     on_bytes(len(line_bytes))
                 word = route(line_bytes) if route is not None else None
                 if word is SKIP:
                     continue
-                yield from ((number, item, word) for item in parse_line(line_bytes, path, number, first=number == 1, last=not pending, decoder=decoder))
+                yield from ((number, item, word) for item in parse_line(line_bytes, path, number, first=number == 1, last=last, decoder=decoder))
     except READ_ERRORS as error:
         where = f"after line {number}" if number else "before the first line"
         raise ReadError(f"{path}: read stopped {where}: {error}") from error
+
+
+HEAD_LINES = 64  # lines newest_first judges a file's order by
+HEAD_BYTES = 4 << 20
+
+
+def _head(stream: IO[bytes]) -> list[bytes]:
+    """The file's first lines, as many as HEAD_LINES and HEAD_BYTES allow (at least one)."""
+    head: list[bytes] = []
+    size = 0
+    while len(head) < HEAD_LINES and size < HEAD_BYTES:
+        line_bytes = stream.readline()
+        if not line_bytes:
+            break
+        head.append(line_bytes)
+        size += len(line_bytes)
+    return head
+
+
+def _forwards(stream: IO[bytes], head: list[bytes]) -> Iterator[tuple[int, bytes, bool]]:
+    """(line number, bytes, whether it is the file's last line) of each line, first first."""
+    pending = head[0] if head else stream.readline()
+    rest = iter(head[1:])
+    number = 0
+    while pending:
+        line_bytes, pending = pending, next(rest, None) or stream.readline()
+        number += 1
+        yield number, line_bytes, not pending
+
+
+def _backwards(path: str, stream: IO[bytes], head: list[bytes]) -> Iterator[tuple[int, bytes, bool]]:
+    """(line number, bytes, whether it is the file's last line) of each line, last first.
+    A plain file is read from its end; a compressed one or stdin is first unpacked into a
+    temporary file (on this machine's disk, deleted when read) that is."""
+    if isinstance(stream, io.BufferedReader) and path != "-":
+        with open(path, "rb") as plain:
+            yield from _numbered_from_the_end(plain, _line_count(plain))
+        return
+    with tempfile.TemporaryFile() as unpacked:
+        unpacked.writelines(head)
+        shutil.copyfileobj(stream, unpacked, READ_BUFFER)
+        yield from _numbered_from_the_end(unpacked, _line_count(unpacked))
+
+
+def _line_count(stream: IO[bytes]) -> int:
+    """How many lines readline finds in the file."""
+    count, last = 0, b"\n"
+    stream.seek(0)
+    for block in iter(lambda: stream.read(READ_BUFFER), b""):
+        count += block.count(b"\n")
+        last = block[-1:]
+    return count + (last != b"\n")
+
+
+def _numbered_from_the_end(stream: IO[bytes], count: int) -> Iterator[tuple[int, bytes, bool]]:
+    for offset, line_bytes in enumerate(_lines_from_the_end(stream)):
+        yield count - offset, line_bytes, offset == 0
+
+
+def _lines_from_the_end(stream: IO[bytes], block: int = READ_BUFFER) -> Iterator[bytes]:
+    """The lines of a seekable file, last first, each as readline gives it."""
+    start = stream.seek(0, io.SEEK_END)
+    buffer, stop = b"", 0  # buffer holds the file from `start` on; its lines before `stop` are still to come
+    while True:
+        cut = buffer.rfind(b"\n", 0, stop - 1) if stop > 1 else -1  # the newline that ends the line before the next one
+        if cut >= 0:
+            yield buffer[cut + 1:stop]
+            stop = cut + 1
+        elif start == 0:
+            if stop:
+                yield buffer[:stop]
+            return
+        else:
+            read_from = max(0, start - block)
+            stream.seek(read_from)
+            buffer = stream.read(start - read_from) + buffer[:stop]
+            start, stop = read_from, len(buffer)
 
 
 def read_whole(path: str) -> bytes:

@@ -21,13 +21,15 @@ from ctxlint.ingest.schema import json_pointer, schema_problem
 from ctxlint.ingest.source_map import BodyProblem, SourceMap, kept_in_place, member_pointers
 
 # first found wins; then the same names in camelCase, as JavaScript loggers and trace exports write them,
-# then a plain `session` and Open WebUI's `chat_id`
+# then a plain `session` and Open WebUI's `chat_id`; Helicone's export keeps the session its
+# Helicone-Session-Id header named among the request's properties
 # A trace is one interaction of a session (an agent's run, one request in a tracer that
 # traces each call): the session's own names come first, the request body's metadata among
 # them (apps that trace through LiteLLM name the session there).
 SESSION_KEYS = ("session_id", "conversation_id", "thread_id", "metadata.session_id", "request.metadata.session_id",
-                "sessionId", "conversationId", "threadId", "session", "chat_id", "trace_id", "traceId")
-TIMESTAMP_KEYS = ("ts", "timestamp", "created_at", "time", "startTime", "start_time")  # startTime: LiteLLM, Langfuse
+                "request_properties.Helicone-Session-Id", "sessionId", "conversationId", "threadId", "session", "chat_id", "trace_id", "traceId")
+# startTime: LiteLLM, Langfuse; request_created_at: Helicone's export
+TIMESTAMP_KEYS = ("ts", "timestamp", "created_at", "time", "startTime", "start_time", "request_created_at")
 # what a logger writes beside a bare request body, not anything the request sets
 LOG_FIELDS = frozenset(TIMESTAMP_KEYS + tuple(key for key in SESSION_KEYS if "." not in key))
 
@@ -188,7 +190,7 @@ def _at_top_level(before: bytes) -> bool:
 EPOCH_FLOOR = 1e9  # 2001-09-09 in epoch seconds: a smaller number is a duration (a latency), not a time
 
 
-def _timestamp(obj: dict[str, Any]) -> float | None:
+def record_time(obj: dict[str, Any]) -> float | None:
     """When a record says its request was made: the first of TIMESTAMP_KEYS that holds an
     epoch time (seconds, or milliseconds: one log uses one unit) or an ISO 8601 time (one
     without a zone read as UTC), in epoch seconds or as the number given."""
@@ -513,7 +515,7 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         merged = _merged_reply(obj) if unanswered else ()
         named = _member(obj, _is_reply_body) if unanswered and not merged else None
         if unanswered and not merged and named is None:
-            return _linked(body_record(obj, file, line, "bare", "", reused, session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj)), obj)
+            return _linked(body_record(obj, file, line, "bare", "", reused, session_key=_session_key(obj, session_key_path), timestamp=record_time(obj)), obj)
         # a request body with its reply beside the messages, as proxies log them (as
         # `response`, or under a name of the app's: `completion`, `output`), or merged into
         # it (an app that logs the call's arguments and the completion as one object), or the
@@ -522,7 +524,7 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         body = {name: value for name, value in obj.items() if name not in beside}
         reply = {name: obj[name] for name in merged} if merged else obj[beside[0]]
         return body_record(body, file, line, "bare", "", reused, response=failed or reply_of(reply, _status(obj)),
-                       session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj))
+                       session_key=_session_key(obj, session_key_path), timestamp=record_time(obj))
     request_name = _member(obj, _is_request_body)
     if request_name is not None:  # an envelope under other names: {"request_body": ..., "response_body": ...}
         return _envelope(obj, request_name, _member(obj, _is_response_body, request_name), file, line, session_key_path, reused)
@@ -596,7 +598,7 @@ def _unwrapped(obj: dict[str, Any], file: str, line: int, session_key_path: str 
         return replace(item, session_key=_session_key(obj, session_key_path))
     if isinstance(item, Record):
         item.session_key = item.session_key if item.session_key is not None else _session_key(obj, session_key_path)
-        item.timestamp = item.timestamp if item.timestamp is not None else _timestamp(obj)
+        item.timestamp = item.timestamp if item.timestamp is not None else record_time(obj)
     return item
 
 
@@ -656,7 +658,7 @@ def _generation_record(obj: dict[str, Any], file: str, line: int, session_key_pa
         fields["settings_recorded"] = True  # Braintrust keeps every argument of the call
         source_map = replace(source_map, settings={pointer: f"{within}/metadata{pointer}" for pointer in member_pointers(parameters)})
     return body_record(body, file, line, "bare", "", response=_traced_reply(obj), source_map=source_map,
-                   session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj), **fields)
+                   session_key=_session_key(obj, session_key_path), timestamp=record_time(obj), **fields)
 
 
 def _traced_reply(obj: dict[str, Any]) -> Response | None:
@@ -736,7 +738,7 @@ def _envelope(obj: dict[str, Any], request_name: str, response_name: str | None,
     record = body_record(
         request, file, line, "envelope", pointer, reused,
         response=_reply_under(obj, response_name),
-        session_key=_session_key(obj, session_key_path), timestamp=_timestamp(obj),
+        session_key=_session_key(obj, session_key_path), timestamp=record_time(obj),
     )
     return _linked(record, obj)
 

@@ -20,6 +20,7 @@ class Report:
     records: int
     skipped: dict[str, int] = field(default_factory=dict)
     io_errors: list[str] = field(default_factory=list)
+    read_backwards: list[str] = field(default_factory=list)  # files written newest first, read last line first
     suppressed: dict[str, int] = field(default_factory=dict)  # by per-file-ignores / baseline
     baseline_stale: list[dict[str, Any]] = field(default_factory=list)
     redacted: bool = False

@@ -45,6 +45,7 @@ def _tail(report: Report) -> dict[str, Any]:
         "baseline_stale": report.baseline_stale,
         "redacted": report.redacted,
         "io_errors": report.io_errors,
+        "read_backwards": report.read_backwards,
     }
 
 

@@ -37,6 +37,9 @@ def render_markdown(report: Report) -> str:
         lines += ["<details><summary>Could not check</summary>", "", "| rule | requests | why |", "|---|---:|---|"]
         lines += [f"| {code} | {sum(r.values())} | {cell(', '.join(r))} |" for code, r in unchecked.items()]
         lines += ["", "</details>", ""]
+    if report.read_backwards:
+        lines.append("Written newest first, so read from the last line up: " + ", ".join(f"`{cell(path)}`" for path in report.read_backwards) + ".")
+        lines.append("")
     if report.suppressed:
         lines.append("Not shown: " + ", ".join(f"{n} by {how}" for how, n in report.suppressed.items()) + ".")
         lines.append("")

@@ -69,7 +69,8 @@ def render_sarif(report: Report) -> str:
                             "rules": [_rule_descriptor(code) for code in codes]}},
         "invocations": [{
             "executionSuccessful": not report.io_errors,
-            "toolExecutionNotifications": [{"level": "error", "message": {"text": error}} for error in report.io_errors],
+            "toolExecutionNotifications": [{"level": "error", "message": {"text": error}} for error in report.io_errors]
+            + [{"level": "note", "message": {"text": f"{path}: written newest first, so read from its last line up"}} for path in report.read_backwards],
         }],
         "results": [_result(f, rule_index) for f in report.findings],
         "properties": {"summary": report.summary(), "coverage": report.coverage, "token_counters": report.counters_used(),

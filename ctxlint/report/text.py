@@ -140,6 +140,8 @@ def _summary(report: Report, console: Console) -> None:
     counters = report.counters_used()
     if counters:
         console.print("prompt tokens counted by: " + ", ".join(f"{name} ({n} request{'s' if n != 1 else ''})" for name, n in counters.items()))
+    if report.read_backwards:
+        console.print(Text(f"written newest first (its times fall line by line), so read from its last line up: {', '.join(map(safe, report.read_backwards))}"))
     if report.skipped:
         console.print("skipped (not linted): " + ", ".join(f"{safe(reason)}: {n}" for reason, n in report.skipped.items()))
     gaps = report.unchecked()
