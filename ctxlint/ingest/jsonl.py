@@ -287,8 +287,8 @@ def _forwards(stream: IO[bytes], head: list[bytes]) -> Iterator[tuple[int, bytes
 
 def _backwards(path: str, stream: IO[bytes], head: list[bytes]) -> Iterator[tuple[int, bytes, bool]]:
     """(line number, bytes, whether it is the file's last line) of each line, last first.
-    A plain file is read from its end; a compressed one or stdin is first unpacked into a
-    temporary file (on this machine's disk, deleted when read) that is."""
+    A plain file is read from its end; a compressed one, or stdin, is first copied unpacked
+    into a temporary file (on this machine's disk, deleted once read), read from its end."""
     if isinstance(stream, io.BufferedReader) and path != "-":
         with open(path, "rb") as plain:
             yield from _numbered_from_the_end(plain, _line_count(plain))

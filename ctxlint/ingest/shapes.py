@@ -21,11 +21,11 @@ from ctxlint.ingest.schema import json_pointer, schema_problem
 from ctxlint.ingest.source_map import BodyProblem, SourceMap, kept_in_place, member_pointers
 
 # first found wins; then the same names in camelCase, as JavaScript loggers and trace exports write them,
-# then a plain `session` and Open WebUI's `chat_id`; Helicone's export keeps the session its
-# Helicone-Session-Id header named among the request's properties
+# then a plain `session` and Open WebUI's `chat_id`
 # A trace is one interaction of a session (an agent's run, one request in a tracer that
 # traces each call): the session's own names come first, the request body's metadata among
-# them (apps that trace through LiteLLM name the session there).
+# them (apps that trace through LiteLLM name the session there), and the session a Helicone
+# export keeps among the request's properties (the Helicone-Session-Id header the app sent).
 SESSION_KEYS = ("session_id", "conversation_id", "thread_id", "metadata.session_id", "request.metadata.session_id",
                 "request_properties.Helicone-Session-Id", "sessionId", "conversationId", "threadId", "session", "chat_id", "trace_id", "traceId")
 # startTime: LiteLLM, Langfuse; request_created_at: Helicone's export
