@@ -142,6 +142,18 @@ def test_a_compressed_or_piped_newest_first_log_is_read_from_its_end_too(tmp_pat
     assert single.stdout == double.stdout
 
 
+def test_the_pages_of_a_newest_first_export_are_read_oldest_page_first(tmp_path):
+    """Pages given in the order they were exported (page 1 the newest): each is read from
+    its end, and the last page first; trip 5's requests are on pages 3, 2 and 1."""
+    records = newest_first_export(600)
+    pages = [write_records(tmp_path / f"page-{number + 1}.jsonl", records[600 * number:600 * (number + 1)]) for number in range(3)]
+    report = json_report(*pages)
+    trip_5 = next(session for session in report["sessions"] if session["id"] == "trip-5")
+    assert [(turn["file"], turn["line"]) for turn in trip_5["turns"]] == [(pages[2], 595), (pages[1], 595), (pages[0], 595)]
+    assert [(f["code"], f["file"], f["line"]) for f in report["findings"]] == [("CTX003", pages[1], 595)]
+    assert report["read_backwards"] == pages[::-1]
+
+
 def test_a_json_list_written_newest_first_is_read_from_its_end(tmp_path):
     records = newest_first_export(600)
     document = tmp_path / "export.json"

@@ -17,7 +17,7 @@ from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, too_d
 from ctxlint.ingest.reuse import SharedPrefixDecoder
 from ctxlint.ingest.shapes import NO_KEY, BatchOutput, ReplyLine, as_items, awaits_reply, line_session_key, session_key_in_bytes
 from ctxlint.ingest.sources import Source, expand
-from ctxlint.ingest.written_order import newest_first
+from ctxlint.ingest.written_order import newest_first, pages_oldest_first
 from ctxlint.progress import NoProgress
 
 Item = Record | InputProblem | Skipped | BatchOutput | ReplyLine
@@ -351,6 +351,7 @@ def stream_inputs(paths: list[str], result: Ingested, session_key: str | None = 
     errors are counted into `result`. A record's seq is its place in the input."""
     progress = progress or NoProgress()
     sources, result.io_errors = expand(paths, input_format)
+    sources = pages_oldest_first(sources)
     readers = _readers(result.read_backwards)
     decoder = SharedPrefixDecoder()  # one for all files: a session may go on in the next file
     progress.reading(sum(map(_size, sources)))

@@ -240,7 +240,7 @@ def iter_lines(path: str, on_bytes: Callable[[int], None] | None = None,
     number = 0
     try:
         with _closing(stream, path):
-            head = _head(stream)
+            head = head_lines(stream)
             if newest_first is not None and newest_first(head):
                 lines = _backwards(path, stream, head)
             else:
@@ -261,7 +261,7 @@ HEAD_LINES = 64  # lines newest_first judges a file's order by
 HEAD_BYTES = 4 << 20
 
 
-def _head(stream: IO[bytes]) -> list[bytes]:
+def head_lines(stream: IO[bytes]) -> list[bytes]:
     """The file's first lines, as many as HEAD_LINES and HEAD_BYTES allow (at least one)."""
     head: list[bytes] = []
     size = 0
