@@ -663,6 +663,31 @@ def test_a_single_trajectory_document_points_into_itself(tmp_path):
     assert [(f["code"], f["line"], f["pointer"], f["message_index"]) for f in report["findings"]] == [("CTX003", 11, "/messages/2", 2)]
 
 
+def test_a_mini_swe_agent_trajectory_names_its_model_in_its_run_configuration(tmp_path):
+    """mini-SWE-agent's .traj.json keeps the model in `info.config.model.model_name`: the
+    rules that need a model's window judge every request; its closing empty user message,
+    which no request sent, is no finding."""
+    dump = tmp_path / "django__django-11099.traj.json"
+    command = {"role": "assistant", "content": "THOUGHT: look first.\n\n```mswea_bash_command\nls\n```", "extra": {"actions": [{"command": "ls"}]}}
+    output = {"role": "user", "content": "<returncode>0</returncode>\n<output>\nsetup.py\n</output>", "extra": {"returncode": 0}}
+    dump.write_bytes(orjson.dumps({
+        "info": {"config": {"model": {"model_name": "anthropic/claude-sonnet-4-5-20250929"}}, "exit_status": "Submitted"},
+        "messages": [{"role": "system", "content": "You solve issues in a shell."}, {"role": "user", "content": "Fix the bug."},
+                     command, output, command, {"role": "user", "content": "", "extra": {"exit_status": "Submitted"}}],
+        "trajectory_format": "mini-swe-agent-1.1"}))
+    report = json_report(str(dump))
+    assert report["findings"] == []
+    assert report["coverage"]["CTX006"]["judged"] == 2 and report["coverage"]["CTX006"]["not_judged"] == {}
+    assert "· anthropic/claude-sonnet-4-5-20250929 ·" in run_cli("check", str(dump)).stdout
+
+
+def test_a_transcript_one_message_a_line_is_told_for_what_it_is(tmp_path):
+    log = write_records(tmp_path / "run.traj.jsonl", [{"role": "system", "content": "You help."}, {"role": "user", "content": "Hi."}])
+    problems = [f["message"] for f in json_report(log)["findings"]]
+    assert len(problems) == 2 and all("one chat message" in problem and "not a request" in problem for problem in problems)
+    assert "(role `user`)" in problems[1]
+
+
 REPLY_LINES = READERS / "reply_lines_apart_from_their_requests.jsonl"
 
 

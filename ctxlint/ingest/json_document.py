@@ -7,6 +7,7 @@ messages were everything before it; the assistant message itself is that request
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, replace
@@ -14,6 +15,7 @@ from typing import Any, Iterator
 
 import orjson
 
+from ctxlint.chat import dotted
 from ctxlint.ingest import langsmith, otel
 from ctxlint.ingest.cassette import interactions_of, read_interactions
 from ctxlint.ingest.jsonl import iter_lines, read_whole
@@ -27,6 +29,8 @@ from ctxlint.ingest.sources import Source, named_as_lines
 from ctxlint.ingest.written_order import listed_newest_first
 
 CONVERSATION_KEYS = ("traj", "messages", "conversation")
+# where a trajectory names its model: its own `model`, or mini-SWE-agent's run configuration
+TRAJECTORY_MODEL_PATHS = ("model", "info.config.model.model_name")
 
 
 def _conversation_key(item: Any) -> str | None:
@@ -238,7 +242,7 @@ def _listed_trajectories(path: str, items: list[Any], root: str | None) -> Itera
             continue
         messages = item[member]
         named = [f"{k}={item[k]}" for k in ("task_id", "trial") if k in item]  # item is a dict: it had a message list
-        model = item.get("model") if isinstance(item.get("model"), str) else None
+        model = next((name for name in map(functools.partial(dotted, item), TRAJECTORY_MODEL_PATHS) if isinstance(name, str)), None)
         pointers = [f"{at}/{member}/{index}" for index in range(len(messages))]
         calls = [tuple(f"{pointer}/tool_calls/{j}" for j in range(len(message["tool_calls"])))
                  if isinstance(message, dict) and isinstance(message.get("tool_calls"), list) else () for pointer, message in zip(pointers, messages)]

@@ -222,6 +222,10 @@ def closest_shape_hint(obj: dict[str, Any]) -> str:
         return "it looks like a chat.completion response without its request; log the request too, as an envelope {\"request\": ..., \"response\": ...}"
     if "prompt" in keys:
         return "it looks like a legacy completions body (prompt, no messages)"
+    if isinstance(obj.get("role"), str) and ("content" in keys or "tool_calls" in keys):
+        return (f"it is one chat message (role `{obj['role']}`), not a request: a transcript stores a conversation one message a line"
+                " (mini-SWE-agent's live .traj.jsonl); log each request body as sent, {\"messages\": [...]}, or give the conversation"
+                " as one JSON document {\"messages\": [...]} to read it as an agent's trajectory")
     return "expected an envelope {\"request\": {...}}, a bare request {\"messages\": [...]}, or a batch line {\"custom_id\", \"body\"}"
 
 
