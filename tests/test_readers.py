@@ -681,6 +681,52 @@ def test_a_mini_swe_agent_trajectory_names_its_model_in_its_run_configuration(tm
     assert "· anthropic/claude-sonnet-4-5-20250929 ·" in run_cli("check", str(dump)).stdout
 
 
+def swe_agent_trajectory() -> dict:
+    """A SWE-agent run with function calling: each step's query is its history as it was."""
+    def item(role: str, content: str, message_type: str, **more) -> dict:
+        return {"role": role, "content": content, "agent": "main", "message_type": message_type, **more}
+
+    history = [item("system", "You solve issues in a shell.", "system_prompt"), item("user", "Fix the off-by-one in range_sum.", "observation")]
+    steps = []
+    for number, command in enumerate(["ls", "cat sum.py", "submit"], start=1):
+        call = {"id": f"toolu_{number}", "type": "function", "function": {"name": "bash", "arguments": orjson.dumps({"command": command}).decode()}}
+        action = item("assistant", f"Step {number}: run {command}.", "action", thought=f"Step {number}", action=command, tool_calls=[call], thinking_blocks=[])
+        steps.append({"action": command, "observation": "done", "response": action["content"], "thought": action["content"], "execution_time": 0.5,
+                      "state": {}, "query": [dict(message) for message in history], "extra_info": {}})
+        history += [action, item("tool", f"OBSERVATION:\noutput of {command}", "observation", tool_call_ids=[f"toolu_{number}"])]
+    return {"trajectory": steps, "history": history, "info": {"exit_status": "submitted"},
+            "replay_config": orjson.dumps({"agent": {"model": {"name": "claude-sonnet-4-20250514"}}}).decode(), "environment": "swe_main"}
+
+
+def test_a_swe_agent_trajectory_is_read_step_by_step_as_the_requests_it_sent(tmp_path):
+    """Each step's query, as SWE-agent sends it (`tool_call_ids` become `tool_call_id`), is
+    a request at the step's line, its reply the history's action message; a requery after a
+    format error (the bad output and the error message sent once, then left out) and
+    history processors' rewrites (an old observation elided, cache_control) are legal."""
+    legal = swe_agent_trajectory()
+    legal["trajectory"][1]["query"] += [{"role": "assistant", "content": "I forgot the tool call.", "agent": "main", "message_type": "assistant"},
+                                        {"role": "user", "content": "Your last output did not use any tool calls!", "agent": "main", "message_type": "user"}]
+    legal["trajectory"][2]["query"][3]["content"] = "Old environment output: (1 line omitted)"
+    legal["trajectory"][2]["query"][-1]["cache_control"] = {"type": "ephemeral"}
+    clean = tmp_path / "django__django-11099.traj"
+    clean.write_bytes(orjson.dumps(legal, option=orjson.OPT_INDENT_2))
+    report = json_report(str(tmp_path))
+    assert report["findings"] == [] and report["summary"]["records"] == 3
+    assert report["coverage"]["CTX006"]["not_judged"] == {}  # the model from the replay configuration
+    dropped = swe_agent_trajectory()
+    del dropped["trajectory"][2]["query"][4]  # step 3 lost step 2's tool-call turn, and kept its result
+    broken = tmp_path / "broken" / "astropy__astropy-12907.traj"
+    broken.parent.mkdir()
+    text = orjson.dumps(dropped, option=orjson.OPT_INDENT_2).decode()
+    broken.write_text(text)
+    findings = json_report(str(broken))["findings"]
+    lines = text.splitlines()
+    steps = [number for number, line in enumerate(lines, start=1) if line == "    {"]  # where each step of `trajectory` starts
+    assert [(f["code"], f["pointer"]) for f in findings] == [("CTX016", None), ("CTX001", "/trajectory/2/query/4")]
+    assert findings[0]["line"] == steps[2]
+    assert steps[2] < findings[1]["line"] and lines[findings[1]["line"] - 1] == "        {" and '"role": "tool"' in lines[findings[1]["line"]]
+
+
 def test_a_transcript_one_message_a_line_is_told_for_what_it_is(tmp_path):
     log = write_records(tmp_path / "run.traj.jsonl", [{"role": "system", "content": "You help."}, {"role": "user", "content": "Hi."}])
     problems = [f["message"] for f in json_report(log)["findings"]]

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 import orjson
 
 from ctxlint.chat import dotted
-from ctxlint.ingest import langsmith, otel
+from ctxlint.ingest import langsmith, otel, swe_agent
 from ctxlint.ingest.cassette import interactions_of, read_interactions
 from ctxlint.ingest.jsonl import iter_lines, read_whole
 from ctxlint.ingest.pointer_lines import pointer_lines
@@ -189,6 +189,9 @@ def read_json_document(source: Source, session_key: str | None = None,
     held = _log_events(data)
     if held is not None:
         yield from _read_log_events(source.path, raw.decode("utf-8", "replace"), *held, session_key)
+        return
+    if swe_agent.is_trajectory(data):
+        yield from swe_agent.read_trajectory(source.path, data, raw.decode("utf-8", "replace"))
         return
     if _is_tau2_results(data):
         trajectories = list(_tau2_trajectories(data))

@@ -14,7 +14,7 @@ LOOP_DIR = re.compile(r"^loop-(\d+)$")
 COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".lz4")
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 LOG_SUFFIXES = (".log",)  # other logs take these names too: read only when they hold JSON
-JSON_SUFFIXES = (".json", ".har")  # a HAR file is a JSON document
+JSON_SUFFIXES = (".json", ".har", ".traj")  # a HAR file is a JSON document, and so is a SWE-agent trajectory
 YAML_SUFFIXES = (".yaml", ".yml")
 # What log rotation appends to a log's name: logrotate and Python's RotatingFileHandler
 # number the older files (app.jsonl.1, app.jsonl.2.gz, the higher the older); logrotate's
