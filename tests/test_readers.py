@@ -727,6 +727,37 @@ def test_a_swe_agent_trajectory_is_read_step_by_step_as_the_requests_it_sent(tmp
     assert steps[2] < findings[1]["line"] and lines[findings[1]["line"] - 1] == "        {" and '"role": "tool"' in lines[findings[1]["line"]]
 
 
+def test_a_folder_of_one_request_a_file_is_one_log(tmp_path):
+    """OpenHands writes each completion to a JSON file of its own (messages, the response,
+    the call's kwargs, a timestamp): each file is a logged request, not a conversation
+    dump, and the folder's requests chain into their session; the third request lost the
+    first user message (CTX008, in its own file); resent whole, the folder is clean."""
+    system = {"role": "system", "content": "You are a travel agent. Never book red-eye flights."}
+    said = [("Find me a flight to Paris on Friday.", "AF123 departs 9:00."), ("Book it.", "Booked AF123."), ("Add a hotel near the Louvre.", "Booked.")]
+
+    def write_folder(folder, trimmed: bool) -> list[str]:
+        folder.mkdir()
+        history, paths = [system], []
+        for turn, (question, answer) in enumerate(said):
+            history = history + [{"role": "user", "content": question}]
+            sent = [system, *history[2:]] if trimmed and turn == 2 else history
+            path = folder / f"{1733000000 + 10 * turn}.json"
+            path.write_bytes(orjson.dumps({"messages": sent, "kwargs": {"model": "gpt-4o"}, "timestamp": 1733000000 + 10 * turn, "cost": 0.001,
+                                           "response": {"object": "chat.completion", "model": "gpt-4o-2024-08-06", "choices": [
+                                               {"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}]}},
+                                          option=orjson.OPT_INDENT_2))
+            paths.append(str(path))
+            history = history + [{"role": "assistant", "content": answer}]
+        return paths
+
+    trimmed = write_folder(tmp_path / "trimmed", True)
+    report = json_report(str(tmp_path / "trimmed"))
+    assert [(f["code"], f["file"], f["line"], f["turn"]) for f in report["findings"]] == [("CTX008", trimmed[2], 1, 3)]
+    assert len(report["sessions"]) == 1
+    write_folder(tmp_path / "whole", False)
+    assert json_report(str(tmp_path / "whole"))["findings"] == []
+
+
 def test_a_transcript_one_message_a_line_is_told_for_what_it_is(tmp_path):
     log = write_records(tmp_path / "run.traj.jsonl", [{"role": "system", "content": "You help."}, {"role": "user", "content": "Hi."}])
     problems = [f["message"] for f in json_report(log)["findings"]]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 from dataclasses import dataclass, replace
 from typing import Any, Iterator
@@ -23,7 +24,7 @@ from ctxlint.ingest.pointer_lines import pointer_lines
 from ctxlint.ingest.record import InputProblem, Record, Response, Skipped
 from ctxlint.ingest.recordings import recorded_interactions
 from ctxlint.ingest.schema import request_problems
-from ctxlint.ingest.shapes import BatchOutput, as_items
+from ctxlint.ingest.shapes import BatchOutput, as_items, holds_reply_beside
 from ctxlint.ingest.source_map import SAME_CALL_PARTS, Origin, SourceMap
 from ctxlint.ingest.sources import Source, named_as_lines
 from ctxlint.ingest.written_order import listed_newest_first
@@ -43,17 +44,18 @@ def _conversation_key(item: Any) -> str | None:
 
 def _is_trajectory(item: Any) -> bool:
     """A conversation dump: its messages under `traj` or `conversation`, or under
-    `messages` with no model beside them (a request body names its model)."""
+    `messages` with no model beside them (a request body names its model) and no reply (a
+    logged call keeps the reply it got)."""
     return isinstance(item, dict) and "request" not in item and (
         any(isinstance(item.get(key), list) for key in ("traj", "conversation"))
-        or (isinstance(item.get("messages"), list) and "model" not in item))
+        or (isinstance(item.get("messages"), list) and "model" not in item and not holds_reply_beside(item)))
 
 
 def _is_log_record(item: Any) -> bool:
-    """What a line of a JSONL request log holds: an envelope, a request body, a batch line,
-    OpenTelemetry spans, a LangSmith run."""
+    """What a line of a JSONL request log holds: an envelope, a request body (with its model,
+    or with the reply it got), a batch line, OpenTelemetry spans, a LangSmith run."""
     return isinstance(item, dict) and ("request" in item or "custom_id" in item or "model" in item or otel.holds_spans(item)
-                                       or langsmith.holds_runs(item))
+                                       or langsmith.holds_runs(item) or (isinstance(item.get("messages"), list) and holds_reply_beside(item)))
 
 
 def _first_message(pointer: str) -> int:
@@ -68,10 +70,15 @@ _GAP = re.compile(r"[\s,]*")
 def _log_records(path: str, text: str, data: Any, session_key: str | None,
                  backwards: list[str] | None = None) -> Iterator[Record | InputProblem | Skipped | BatchOutput]:
     """Each element of a JSON list of log records read as a JSONL line would be, at the
-    line of the file where it starts (a single record: line 1); last first when the list
-    was written newest first (its path then goes into `backwards`)."""
+    line of the file where it starts; last first when the list was written newest first
+    (its path then goes into `backwards`). A single record is at line 1, and its sessions
+    are inferred among the records of its folder: a logger that writes each request to a
+    file of its own (OpenHands' completion logs) keeps a log in a folder, not in a file."""
     if not isinstance(data, list):
-        yield from as_items(data, path, 1, session_key)
+        for item in as_items(data, path, 1, session_key):
+            if isinstance(item, Record) and not item.scope and path != "-":
+                item.scope = os.path.dirname(os.path.abspath(path))
+            yield item
         return
     placed = list(zip(_element_lines(text, data), data))
     if listed_newest_first(data):

@@ -561,6 +561,12 @@ def _messages_stored_as_text(messages: Any) -> Any:
     return messages
 
 
+def holds_reply_beside(obj: dict[str, Any]) -> bool:
+    """Whether a request body was logged with its reply beside its messages (as `response`,
+    under a name of the app's, or merged into it): a logged call, not a conversation dump."""
+    return obj.get("response") is not None or bool(_merged_reply(obj)) or _member(obj, _is_reply_body) is not None
+
+
 def _merged_reply(obj: dict[str, Any]) -> tuple[str, ...]:
     """The members of a chat.completion merged into a request body, or () when it holds none."""
     if not isinstance(obj.get("choices"), list):
