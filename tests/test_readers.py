@@ -758,6 +758,21 @@ def test_a_folder_of_one_request_a_file_is_one_log(tmp_path):
     assert json_report(str(tmp_path / "whole"))["findings"] == []
 
 
+def test_a_helicone_export_names_its_session_time_and_status(tmp_path):
+    """Helicone's export: the session in `request_properties["Helicone-Session-Id"]`, the
+    time in `request_created_at`, the HTTP status in `response_status` (a 429 whose body
+    is the proxy's text is still the rate limit it was)."""
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Plan my trip to Rome."}]
+    reply = {"object": "chat.completion", "model": "gpt-4o", "choices": [{"index": 0, "message": {"role": "assistant", "content": "Sure."}, "finish_reason": "stop"}]}
+    records = [{"request_created_at": f"2025-03-01T10:00:0{second}.000Z", "request_properties": {"Helicone-Session-Id": "trip-7"},
+                "request_body": {"model": "gpt-4o", "messages": messages}, "response_status": status, "response_body": body}
+               for second, status, body in ((5, 200, reply), (1, 429, "Too Many Requests"))]
+    report = json_report(write_records(tmp_path / "export.jsonl", records))
+    assert [session["id"] for session in report["sessions"]] == ["trip-7"]
+    assert [turn["line"] for turn in report["sessions"][0]["turns"]] == [2, 1]
+    assert [(f["code"], f["line"], "HTTP 429" in f["message"]) for f in report["findings"]] == [("CTX022", 2, True)]
+
+
 def test_a_transcript_one_message_a_line_is_told_for_what_it_is(tmp_path):
     log = write_records(tmp_path / "run.traj.jsonl", [{"role": "system", "content": "You help."}, {"role": "user", "content": "Hi."}])
     problems = [f["message"] for f in json_report(log)["findings"]]

@@ -254,9 +254,11 @@ def is_anthropic_body(body: dict[str, Any], known: int = 0) -> bool:
     return False
 
 
+STATUS_KEYS = ("status", "status_code", "response_status")  # response_status: Helicone's export
+
+
 def _status(obj: dict[str, Any]) -> int | None:
-    status = http_status(obj.get("status"))
-    return status if status is not None else http_status(obj.get("status_code"))
+    return next((status for status in map(http_status, map(obj.get, STATUS_KEYS)) if status is not None), None)
 
 
 def _is_http_exchange(part: Any) -> bool:
