@@ -773,6 +773,19 @@ def test_a_helicone_export_names_its_session_time_and_status(tmp_path):
     assert [(f["code"], f["line"], "HTTP 429" in f["message"]) for f in report["findings"]] == [("CTX022", 2, True)]
 
 
+def test_an_api_page_of_records_is_read_as_its_records(tmp_path):
+    """Langfuse's observations API answers `{"data": [...], "meta": {...}}`, newest first:
+    the page is read as the log its records are, from its last record up, each at its line."""
+    fixture = READERS / "langfuse_langchain_generations_call_turn_dropped.jsonl"
+    lines = fixture.read_text(encoding="utf-8").splitlines()
+    page = tmp_path / "observations.json"
+    page.write_text('{"data": [\n' + ",\n".join(reversed(lines)) + '\n],\n"meta": {"page": 1, "totalItems": %d}}\n' % len(lines))
+    report = json_report(str(page))
+    expected = [(code, len(lines) - line + 2) for code, line in code_lines(json_report(str(fixture)))]  # line n of the log is element len - n, at its line + 2
+    assert expected and code_lines(report) == expected
+    assert report["read_backwards"] == [str(page)]
+
+
 def test_a_transcript_one_message_a_line_is_told_for_what_it_is(tmp_path):
     log = write_records(tmp_path / "run.traj.jsonl", [{"role": "system", "content": "You help."}, {"role": "user", "content": "Hi."}])
     problems = [f["message"] for f in json_report(log)["findings"]]

@@ -68,19 +68,25 @@ _GAP = re.compile(r"[\s,]*")
 
 
 def _log_records(path: str, text: str, data: Any, session_key: str | None,
-                 backwards: list[str] | None = None) -> Iterator[Record | InputProblem | Skipped | BatchOutput]:
-    """Each element of a JSON list of log records read as a JSONL line would be, at the
-    line of the file where it starts; last first when the list was written newest first
-    (its path then goes into `backwards`). A single record is at line 1, and its sessions
-    are inferred among the records of its folder: a logger that writes each request to a
-    file of its own (OpenHands' completion logs) keeps a log in a folder, not in a file."""
+                 backwards: list[str] | None = None, member: str | None = None) -> Iterator[Record | InputProblem | Skipped | BatchOutput]:
+    """Each element of a JSON list of log records (the document, or its `member`: an API's
+    page of them) read as a JSONL line would be, at the line of the file where it starts;
+    last first when the list was written newest first (its path then goes into
+    `backwards`). A single record is at line 1, and its sessions are inferred among the
+    records of its folder: a logger that writes each request to a file of its own
+    (OpenHands' completion logs) keeps a log in a folder, not in a file."""
     if not isinstance(data, list):
         for item in as_items(data, path, 1, session_key):
             if isinstance(item, Record) and not item.scope and path != "-":
                 item.scope = os.path.dirname(os.path.abspath(path))
             yield item
         return
-    placed = list(zip(_element_lines(text, data), data))
+    if member is None:
+        lines = list(_element_lines(text, data))
+    else:
+        found = pointer_lines(text, {f"/{member}/{index}" for index in range(len(data))})
+        lines = [found.get(f"/{member}/{index}", 1) for index in range(len(data))]
+    placed = list(zip(lines, data))
     if listed_newest_first(data):
         placed.reverse()
         if backwards is not None:
@@ -104,6 +110,18 @@ def _element_lines(text: str, data: list[Any]) -> Iterator[int]:
             return
         yield line
         line += text.count("\n", start, position)
+
+
+PAGE_MEMBER = "data"  # where an API's list endpoint puts a page of its records (Langfuse's, Helicone's, OpenAI's)
+
+
+def _page_of_records(data: Any) -> list[Any] | None:
+    """The records of an API's page of them, `{"data": [...], "meta": {...}}`; None for any
+    other document."""
+    page = data.get(PAGE_MEMBER) if isinstance(data, dict) else None
+    if isinstance(page, list) and any(_is_log_record(item) for item in page) and not any(_is_trajectory(item) for item in page):
+        return page
+    return None
 
 
 def _log_events(data: Any) -> tuple[str, list[dict[str, Any]]] | None:
@@ -196,6 +214,10 @@ def read_json_document(source: Source, session_key: str | None = None,
     held = _log_events(data)
     if held is not None:
         yield from _read_log_events(source.path, raw.decode("utf-8", "replace"), *held, session_key)
+        return
+    page = _page_of_records(data)
+    if page is not None:
+        yield from _log_records(source.path, raw.decode("utf-8", "replace"), page, session_key, backwards, member=PAGE_MEMBER)
         return
     if swe_agent.is_trajectory(data):
         yield from swe_agent.read_trajectory(source.path, data, raw.decode("utf-8", "replace"))
