@@ -279,6 +279,19 @@ def client_summary(message: dict[str, Any]) -> bool:
 
 
 @lru_cache(maxsize=1)
+def _agent_context_openings() -> tuple[str, ...]:
+    return tuple(" ".join(entry["opens_with"].split()) for entry in _table()["agent_context"])
+
+
+def agent_context(message: dict[str, Any]) -> bool:
+    """Whether a message is the context an agent sends as a user message of its own before
+    the one that states the task (SWE-agent's demonstration): its first line opens with
+    the line that agent's context opens with."""
+    first_line = next((line for line in text_of(message.get("content"))[:2000].splitlines() if line.strip()), "")
+    return " ".join(first_line.split()).startswith(_agent_context_openings())
+
+
+@lru_cache(maxsize=1)
 def _empty_reply_retry_prompts() -> tuple[str, ...]:
     return tuple(" ".join(entry["says"].split()) for entry in _table()["empty_reply_retries"])
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ctxlint.chat import different_participants, excerpt, no_reply, role_of, short_hash, tagged_blocks_only, text_of, tool_call_ids
-from ctxlint.profiles.lookup import retries_an_empty_reply, summary_message
+from ctxlint.profiles.lookup import agent_context, retries_an_empty_reply, summary_message
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates_cut_history
 from ctxlint.rules.ctx009_tool_result_as_user_message import answered_as_user, results_sent_as_user
@@ -26,8 +26,9 @@ class ConsecutiveUserMessages(Rule):
     nor an attachment sent as a user message of its own (only images, audio or files, no
     text) next to the message that says what to do with it, or an agent's context sent
     so before the user's words, nothing but blocks in tags of their own (Codex CLI's
-    `<user_instructions>` and `<environment_context>` before the prompt): that is one
-    user turn. An observation sent after a tool result (a screenshot with its caption) is
+    `<user_instructions>` and `<environment_context>` before the prompt) or opening with
+    the line a known agent's context opens with (SWE-agent's demonstration before the
+    task; the model profiles list them, with their sources): that is one user turn. An observation sent after a tool result (a screenshot with its caption) is
     not context for a prompt, and is reported. Nor are
     two messages the previous request sent with others between them that this request
     cut: history trimmed from the middle (the first user message kept, the newest turns
@@ -99,7 +100,7 @@ class ConsecutiveUserMessages(Rule):
                 first, second = (text_of(messages[i].get("content")) for i in (index - 1, index))
                 if _attachment_only(messages[index - 1], first) or _attachment_only(messages[index], second):
                     continue
-                if tagged_blocks_only(first):
+                if tagged_blocks_only(first) or agent_context(messages[index - 1]):
                     continue  # an agent's context put before the user's words: one user turn
                 if transition is not None and transition.cut_between(index - 1, index):
                     continue  # history trimmed from the middle: what stood between them was cut, not lost
