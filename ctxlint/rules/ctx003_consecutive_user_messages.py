@@ -28,7 +28,9 @@ class ConsecutiveUserMessages(Rule):
     so before the user's words, nothing but blocks in tags of their own (Codex CLI's
     `<user_instructions>` and `<environment_context>` before the prompt) or opening with
     the line a known agent's context opens with (SWE-agent's demonstration before the
-    task; the model profiles list them, with their sources): that is one user turn. An observation sent after a tool result (a screenshot with its caption) is
+    task; the model profiles list them, with their sources), or nothing but tagged blocks
+    right after the conversation's first prompt (OpenHands describes its workspace so,
+    `<RUNTIME_INFORMATION>`, `<REPOSITORY_INFO>`): that is one user turn. An observation sent after a tool result (a screenshot with its caption) is
     not context for a prompt, and is reported. Nor are
     two messages the previous request sent with others between them that this request
     cut: history trimmed from the middle (the first user message kept, the newest turns
@@ -102,6 +104,8 @@ class ConsecutiveUserMessages(Rule):
                     continue
                 if tagged_blocks_only(first) or agent_context(messages[index - 1]):
                     continue  # an agent's context put before the user's words: one user turn
+                if tagged_blocks_only(second) and all(role_of(message) in ("system", "developer") for message in messages[:index - 1]):
+                    continue  # the workspace an agent describes after the conversation's first prompt: one user turn
                 if transition is not None and transition.cut_between(index - 1, index):
                     continue  # history trimmed from the middle: what stood between them was cut, not lost
                 yield Violation(
