@@ -773,6 +773,25 @@ def test_a_helicone_export_names_its_session_time_and_status(tmp_path):
     assert [(f["code"], f["line"], "HTTP 429" in f["message"]) for f in report["findings"]] == [("CTX022", 2, True)]
 
 
+def test_a_calls_keyword_arguments_logged_beside_its_messages_are_its_settings(tmp_path):
+    """OpenHands logs a call's tools and settings as `kwargs` beside its messages: a tool
+    the history calls that they do not declare is CTX014; declared, nothing."""
+    call = {"id": "call_1", "type": "function", "function": {"name": "book_hotel", "arguments": "{\"city\": \"Rome\"}"}}
+    messages = [{"role": "user", "content": "Book me a hotel in Rome."}, {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "call_1", "content": "Booked Hotel Roma."}]
+    reply = {"object": "chat.completion", "model": "gpt-4o", "choices": [{"index": 0, "message": {"role": "assistant", "content": "Done."}, "finish_reason": "stop"}]}
+
+    def logged(tool: str) -> str:
+        path = tmp_path / f"{tool}.json"
+        tools = [{"type": "function", "function": {"name": tool, "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+        path.write_bytes(orjson.dumps({"messages": messages, "response": reply, "args": [], "timestamp": 1733000000.0,
+                                       "kwargs": {"model": "gpt-4o", "temperature": 0.0, "tools": tools, "tool_choice": "auto"}}))
+        return str(path)
+
+    assert code_lines(json_report(logged("get_weather"))) == [("CTX014", 1)]
+    assert json_report(logged("book_hotel"))["findings"] == []
+
+
 def test_an_api_page_of_records_is_read_as_its_records(tmp_path):
     """Langfuse's observations API answers `{"data": [...], "meta": {...}}`, newest first:
     the page is read as the log its records are, from its last record up, each at its line."""

@@ -379,11 +379,13 @@ def _ollama_body(body: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]
     return chat
 
 
-# Where a logged body keeps settings apart from the rest, merged in this order: LiteLLM's
-# logging payload (`model_parameters`: tools, thinking, reasoning_effort…), a trace
-# export's (`modelParameters`), the OpenAI SDK's call arguments (`extra_body`: how apps
-# pass GLM's `thinking`, Qwen's `enable_thinking`).
-SETTINGS_APART = ("model_parameters", "modelParameters", "extra_body")
+# Where a logged body keeps settings apart from the rest, merged in this order: a call's
+# keyword arguments logged beside its messages (`kwargs`: OpenHands' completion logs keep
+# the model, tools and sampling settings there), LiteLLM's logging payload
+# (`model_parameters`: tools, thinking, reasoning_effort…), a trace export's
+# (`modelParameters`), the OpenAI SDK's call arguments (`extra_body`: how apps pass GLM's
+# `thinking`, Qwen's `enable_thinking`).
+SETTINGS_APART = ("kwargs", "model_parameters", "modelParameters", "extra_body")
 
 
 def sent_body(arguments: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
