@@ -30,8 +30,9 @@ class ConsecutiveUserMessages(Rule):
     the line a known agent's context opens with (SWE-agent's demonstration before the
     task; the model profiles list them, with their sources), or nothing but tagged blocks
     right after the conversation's first prompt (OpenHands describes its workspace so,
-    `<RUNTIME_INFORMATION>`, `<REPOSITORY_INFO>`): that is one user turn. An observation sent after a tool result (a screenshot with its caption) is
-    not context for a prompt, and is reported. Nor are
+    `<RUNTIME_INFORMATION>`, `<REPOSITORY_INFO>`): that is one user turn. An observation
+    sent after a tool result (a screenshot with its caption) is not context for a prompt,
+    and is reported. Nor are
     two messages the previous request sent with others between them that this request
     cut: history trimmed from the middle (the first user message kept, the newest turns
     after it), which leaves the user's first message next to the oldest one kept. Nor is
