@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -155,16 +156,22 @@ def _report(result: LintResult, ingested: Ingested, options: CheckOptions, engin
     )
 
 
+def _readable_again(path: str) -> bool:
+    """Whether every worker can read the path for itself: a file or a folder (or a name
+    that is neither, whose error each reports alike), not a pipe."""
+    return path != "-" and (os.path.isfile(path) or os.path.isdir(path) or not os.path.exists(path))
+
+
 def run_check(paths: list[str], options: CheckOptions | None = None, progress: NoProgress | None = None) -> Report:
     """Check the inputs. Records are let go once checked, unless the options ask to hold
-    them (for views). With jobs > 1, worker processes share out the sessions (stdin, which
-    only one process can read, is checked in one)."""
+    them (for views). With jobs > 1, worker processes share out the sessions (a pipe, stdin
+    or a shell's `<(…)`, which only one process can read, once, is checked in one)."""
     options = options or CheckOptions()
     progress = progress or NoProgress()
     try:
         if options.hold:
             return build_report(read_inputs(paths, options.session_key, options.input_format, progress), options)
-        if options.jobs > 1 and "-" not in paths and "fork" in multiprocessing.get_all_start_methods():
+        if options.jobs > 1 and all(map(_readable_again, paths)) and "fork" in multiprocessing.get_all_start_methods():
             return parallel_report(paths, options, progress)
         return stream_report(paths, options, progress)
     finally:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import threading
 from datetime import datetime, timezone
 
 from ctxlint.ingest.record import Record
@@ -152,6 +154,21 @@ def test_the_pages_of_a_newest_first_export_are_read_oldest_page_first(tmp_path)
     assert [(turn["file"], turn["line"]) for turn in trip_5["turns"]] == [(pages[2], 595), (pages[1], 595), (pages[0], 595)]
     assert [(f["code"], f["file"], f["line"]) for f in report["findings"]] == [("CTX003", pages[1], 595)]
     assert report["read_backwards"] == pages[::-1]
+
+
+def test_a_newest_first_log_through_a_pipe_is_read_from_its_end(tmp_path):
+    """A shell's `<(zcat export.jsonl.gz)` is a pipe, which can be read once: it is copied
+    to a temporary file and read from its end, and with --jobs it is checked in one process
+    (each worker reading it again found nothing)."""
+    text = "".join(json.dumps(r) + "\n" for r in newest_first_export(600))
+    for jobs in ("1", "2"):
+        pipe = tmp_path / f"export-{jobs}"
+        os.mkfifo(pipe)
+        writer = threading.Thread(target=pipe.write_text, args=(text,), daemon=True)
+        writer.start()
+        report = json_report(str(pipe), "--jobs", jobs)
+        writer.join(timeout=60)
+        assert code_lines(report) == [("CTX003", 1800 - 605)] and report["summary"]["records"] == 1800
 
 
 def test_a_json_list_written_newest_first_is_read_from_its_end(tmp_path):

@@ -287,11 +287,11 @@ def _forwards(stream: IO[bytes], head: list[bytes]) -> Iterator[tuple[int, bytes
 
 def _backwards(path: str, stream: IO[bytes], head: list[bytes]) -> Iterator[tuple[int, bytes, bool]]:
     """(line number, bytes, whether it is the file's last line) of each line, last first.
-    A plain file is read from its end; a compressed one, or stdin, is first copied unpacked
-    into a temporary file (on this machine's disk, deleted once read), read from its end."""
-    if isinstance(stream, io.BufferedReader) and path != "-":
-        with open(path, "rb") as plain:
-            yield from _numbered_from_the_end(plain, _line_count(plain))
+    A plain file is read from its end; a compressed one, or a pipe (stdin, a shell's
+    `<(…)`), is first copied unpacked into a temporary file (on this machine's disk,
+    deleted once read), read from its end."""
+    if isinstance(stream, io.BufferedReader) and stream.seekable():
+        yield from _numbered_from_the_end(stream, _line_count(stream))
         return
     with tempfile.TemporaryFile() as unpacked:
         unpacked.writelines(head)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import orjson
 
 from ctxlint.ingest.jsonl import HEAD_LINES, READ_ERRORS, head_lines, open_binary
@@ -31,8 +33,8 @@ def pages_oldest_first(sources: list[Source]) -> list[Source]:
     """The files of a paged export turned around: when each JSONL file was written newest
     first and each holds older records than the one before it (pages given in the order
     they were exported), the oldest page comes first. Other sources keep their order."""
-    if len(sources) < 2 or any(source.format != "jsonl" or source.path == "-" for source in sources):
-        return sources
+    if len(sources) < 2 or not all(source.format == "jsonl" and os.path.isfile(source.path) for source in sources):
+        return sources  # a pipe (stdin, a shell's `<(…)`) is read once: its first lines are not read ahead
     newest_times = []
     for source in sources:
         try:
