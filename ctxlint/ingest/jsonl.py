@@ -242,7 +242,7 @@ def iter_lines(path: str, on_bytes: Callable[[int], None] | None = None,
         with _closing(stream, path):
             head = head_lines(stream)
             if newest_first is not None and newest_first(head):
-                lines = _backwards(path, stream, head)
+                lines = _backwards(stream, head)
             else:
                 lines = _forwards(stream, head)
             for number, line_bytes, last in lines:
@@ -285,7 +285,7 @@ def _forwards(stream: IO[bytes], head: list[bytes]) -> Iterator[tuple[int, bytes
         yield number, line_bytes, not pending
 
 
-def _backwards(path: str, stream: IO[bytes], head: list[bytes]) -> Iterator[tuple[int, bytes, bool]]:
+def _backwards(stream: IO[bytes], head: list[bytes]) -> Iterator[tuple[int, bytes, bool]]:
     """(line number, bytes, whether it is the file's last line) of each line, last first.
     A plain file is read from its end; a compressed one, or a pipe (stdin, a shell's
     `<(…)`), is first copied unpacked into a temporary file (on this machine's disk,
