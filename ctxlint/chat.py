@@ -69,11 +69,26 @@ def similar(first: str, second: str) -> bool:
 # Text in blocks of its own tags (`<environment_context>…</environment_context>`): what an
 # agent puts around or beside the user's words (its environment, the project's instructions)
 _TAGGED_BLOCKS = re.compile(r"(?:<([A-Za-z][\w.-]*)(?:\s[^<>]*)?>.*?</\1>\s*)+", re.DOTALL)
+_TAGGED_BLOCK = re.compile(r"<([A-Za-z][\w.-]*)(?:\s[^<>]*)?>.*?</\1>\s*", re.DOTALL)
 
 
 def tagged_blocks_only(text: str) -> bool:
     """Whether a text is nothing but blocks in tags of their own."""
     return _TAGGED_BLOCKS.fullmatch(text.strip()) is not None
+
+
+def tagged_block_names(text: str) -> tuple[str, ...]:
+    """The tags of a text that is nothing but blocks in tags of their own, one block after
+    another, in order; () for any other text."""
+    stripped = text.strip()
+    names, position = [], 0
+    while position < len(stripped):
+        block = _TAGGED_BLOCK.match(stripped, position)
+        if block is None:
+            return ()
+        names.append(block.group(1))
+        position = block.end()
+    return tuple(names)
 
 
 def different_participants(first: dict[str, Any], second: dict[str, Any]) -> bool:

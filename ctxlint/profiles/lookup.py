@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ctxlint.chat import announces_summary, provider_compaction, role_of, text_of
+from ctxlint.chat import announces_summary, provider_compaction, role_of, tagged_block_names, text_of
 
 if TYPE_CHECKING:
     from ctxlint.ingest.record import Record
@@ -280,7 +280,12 @@ def client_summary(message: dict[str, Any]) -> bool:
 
 @lru_cache(maxsize=1)
 def _agent_context_openings() -> tuple[str, ...]:
-    return tuple(" ".join(entry["opens_with"].split()) for entry in _table()["agent_context"])
+    return tuple(" ".join(entry["opens_with"].split()) for entry in _table()["agent_context"] if "opens_with" in entry)
+
+
+@lru_cache(maxsize=1)
+def _agent_context_tags() -> tuple[frozenset[str], ...]:
+    return tuple(frozenset(entry["follows_with_tags"]) for entry in _table()["agent_context"] if "follows_with_tags" in entry)
 
 
 def agent_context(message: dict[str, Any]) -> bool:
@@ -289,6 +294,14 @@ def agent_context(message: dict[str, Any]) -> bool:
     the line that agent's context opens with."""
     first_line = next((line for line in text_of(message.get("content"))[:2000].splitlines() if line.strip()), "")
     return " ".join(first_line.split()).startswith(_agent_context_openings())
+
+
+def agent_context_after(message: dict[str, Any]) -> bool:
+    """Whether a message is the context an agent sends as a user message of its own right
+    after a user's message (OpenHands' recalled workspace and knowledge): nothing but
+    blocks in tags of that agent's context."""
+    names = tagged_block_names(text_of(message.get("content")))
+    return bool(names) and any(tags.issuperset(names) for tags in _agent_context_tags())
 
 
 @lru_cache(maxsize=1)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ctxlint.chat import different_participants, excerpt, no_reply, role_of, short_hash, tagged_blocks_only, text_of, tool_call_ids
-from ctxlint.profiles.lookup import agent_context, retries_an_empty_reply, summary_message
+from ctxlint.profiles.lookup import agent_context, agent_context_after, retries_an_empty_reply, summary_message
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates_cut_history
 from ctxlint.rules.ctx009_tool_result_as_user_message import answered_as_user, results_sent_as_user
@@ -30,9 +30,11 @@ class ConsecutiveUserMessages(Rule):
     the line a known agent's context opens with (SWE-agent's demonstration before the
     task; the model profiles list them, with their sources), or nothing but tagged blocks
     right after the conversation's first prompt (OpenHands describes its workspace so,
-    `<RUNTIME_INFORMATION>`, `<REPOSITORY_INFO>`): that is one user turn. An observation
-    sent after a tool result (a screenshot with its caption) is not context for a prompt,
-    and is reported. Nor are
+    `<RUNTIME_INFORMATION>`, `<REPOSITORY_INFO>`), or after any user message in the tags
+    of a known agent's recalled context (OpenHands' `<EXTRA_INFO>`, the knowledge a
+    keyword of the message triggered; listed in the model profiles): that is one user
+    turn. An observation sent after a tool result (a screenshot with its caption) is not
+    context for a prompt, and is reported. Nor are
     two messages the previous request sent with others between them that this request
     cut: history trimmed from the middle (the first user message kept, the newest turns
     after it), which leaves the user's first message next to the oldest one kept. Nor is
@@ -105,8 +107,9 @@ class ConsecutiveUserMessages(Rule):
                     continue
                 if tagged_blocks_only(first) or agent_context(messages[index - 1]):
                     continue  # an agent's context put before the user's words: one user turn
-                if tagged_blocks_only(second) and all(role_of(message) in ("system", "developer") for message in messages[:index - 1]):
-                    continue  # the workspace an agent describes after the conversation's first prompt: one user turn
+                if agent_context_after(messages[index]) or (
+                        tagged_blocks_only(second) and all(role_of(message) in ("system", "developer") for message in messages[:index - 1])):
+                    continue  # what an agent recalls for the user's words (its workspace, knowledge): one user turn
                 if transition is not None and transition.cut_between(index - 1, index):
                     continue  # history trimmed from the middle: what stood between them was cut, not lost
                 yield Violation(
