@@ -68,8 +68,8 @@ def similar(first: str, second: str) -> bool:
 
 # Text in blocks of its own tags (`<environment_context>…</environment_context>`): what an
 # agent puts around or beside the user's words (its environment, the project's instructions)
-_TAGGED_BLOCKS = re.compile(r"(?:<([A-Za-z][\w.-]*)(?:\s[^<>]*)?>.*?</\1>\s*)+", re.DOTALL)
 _TAGGED_BLOCK = re.compile(r"<([A-Za-z][\w.-]*)(?:\s[^<>]*)?>.*?</\1>\s*", re.DOTALL)
+_TAGGED_BLOCKS = re.compile(f"(?:{_TAGGED_BLOCK.pattern})+", re.DOTALL)
 
 
 def tagged_blocks_only(text: str) -> bool:
