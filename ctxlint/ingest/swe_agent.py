@@ -13,6 +13,7 @@ and the model is the one the run's `replay_config` names.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Iterator
 
 import orjson
@@ -21,7 +22,7 @@ from ctxlint.chat import dotted
 from ctxlint.ingest.pointer_lines import pointer_lines
 from ctxlint.ingest.record import InputProblem, Record, Response
 from ctxlint.ingest.schema import schema_problem
-from ctxlint.ingest.source_map import SAME_CALL_PARTS, Origin, SourceMap
+from ctxlint.ingest.source_map import SourceMap, kept_in_place
 
 
 def is_trajectory(data: Any) -> bool:
@@ -103,10 +104,6 @@ def _in_query(pointer: str) -> str:
 
 
 def _source_map(query: list[Any], at: str, lines: dict[str, int]) -> SourceMap:
-    origins = []
-    for index, item in enumerate(query):
-        pointer = f"{at}/query/{index}"
-        calls = item.get("tool_calls") if isinstance(item, dict) else None
-        origins.append(Origin(index, pointer, tuple(f"{pointer}/tool_calls/{j}" for j in range(len(calls))) if isinstance(calls, list) else (),
-                              line=lines.get(pointer)))
-    return SourceMap(tuple(origins), SAME_CALL_PARTS, reasoning=None)
+    """The step's messages kept in place under its `query`, each at its line of the file."""
+    kept = kept_in_place(query, f"{at.removeprefix('/')}/query")
+    return replace(kept, origins=tuple(replace(origin, line=lines.get(origin.pointer)) for origin in kept.origins))
