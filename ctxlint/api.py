@@ -13,6 +13,7 @@ from ctxlint.config import Config, PerFileIgnore
 from ctxlint.engine import Engine, LintOptions, LintResult, Tally, problem_findings
 from ctxlint.ingest import Ingested, Item, Misrouted, Share, as_items, collect, infers_everywhere, read_inputs, readable_records, sort_items, stream_inputs
 from ctxlint.ingest.jsonl import parse_line
+from ctxlint.ingest.sources import expand
 from ctxlint.profiles import ProfileBook
 from ctxlint.progress import NoProgress
 from ctxlint.report import Report
@@ -156,10 +157,12 @@ def _report(result: LintResult, ingested: Ingested, options: CheckOptions, engin
     )
 
 
-def _readable_again(path: str) -> bool:
-    """Whether every worker can read the path for itself: a file or a folder (or a name
-    that is neither, whose error each reports alike), not a pipe."""
-    return path != "-" and (os.path.isfile(path) or os.path.isdir(path) or not os.path.exists(path))
+def _readable_again(paths: list[str], forced_format: str | None) -> bool:
+    """Whether every worker can read the inputs for itself: each is a file or a snapshot
+    folder (a path that names nothing gives each worker the same error), none a pipe, given
+    as such or found in a folder."""
+    sources, _ = expand(paths, forced_format)
+    return all(source.format == "snapshot" or (source.path != "-" and os.path.isfile(source.path)) for source in sources)
 
 
 def run_check(paths: list[str], options: CheckOptions | None = None, progress: NoProgress | None = None) -> Report:
@@ -171,7 +174,7 @@ def run_check(paths: list[str], options: CheckOptions | None = None, progress: N
     try:
         if options.hold:
             return build_report(read_inputs(paths, options.session_key, options.input_format, progress), options)
-        if options.jobs > 1 and all(map(_readable_again, paths)) and "fork" in multiprocessing.get_all_start_methods():
+        if options.jobs > 1 and _readable_again(paths, options.input_format) and "fork" in multiprocessing.get_all_start_methods():
             return parallel_report(paths, options, progress)
         return stream_report(paths, options, progress)
     finally:

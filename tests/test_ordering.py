@@ -171,6 +171,19 @@ def test_a_newest_first_log_through_a_pipe_is_read_from_its_end(tmp_path):
         assert code_lines(report) == [("CTX003", 1800 - 605)] and report["summary"]["records"] == 1800
 
 
+def test_a_pipe_in_a_folder_is_checked_in_one_process(tmp_path):
+    """A FIFO found in a folder is read once too: each worker reading it again found nothing."""
+    text = "".join(json.dumps(r) + "\n" for r in newest_first_export(600)[::-1])
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    os.mkfifo(folder / "live.jsonl")
+    writer = threading.Thread(target=(folder / "live.jsonl").write_text, args=(text,), daemon=True)
+    writer.start()
+    report = json_report(str(folder), "--jobs", "2")
+    writer.join(timeout=60)
+    assert code_lines(report) == [("CTX003", 606)] and report["summary"]["records"] == 1800
+
+
 def test_a_json_list_written_newest_first_is_read_from_its_end(tmp_path):
     records = newest_first_export(600)
     document = tmp_path / "export.json"
