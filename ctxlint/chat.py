@@ -142,6 +142,10 @@ SILENT_PARTS = ("text", "output_text", "thinking", "redacted_thinking", "reasoni
 
 
 COMPACTION = "compaction"  # a normalized assistant message's field: the provider's summary of what came before it
+# A normalized assistant message's field, where it has such blocks: the results of calls a
+# provider ran itself (Anthropic's advisor_tool_result, web_search_tool_result, …) whose
+# call (server_tool_use, mcp_tool_use) the assistant's turn does not hold before them.
+UNCALLED_SERVER_RESULTS = "server_results_without_their_call"
 
 
 def provider_compaction(messages: list[dict[str, Any]]) -> int | None:

@@ -27,6 +27,35 @@ def test_a_tool_result_without_its_tool_use_points_at_the_block():
     assert report["findings"][0]["message"].startswith("tool result for 'toolu_01' at message 1 answers no call")
 
 
+@pytest.mark.parametrize(("assistant_turns", "expected"), [
+    ([[{"type": "mcp_tool_use", "id": "mcptoolu_1", "name": "search", "server_name": "docs", "input": {}},
+       {"type": "mcp_tool_result", "tool_use_id": "mcptoolu_1", "content": [{"type": "text", "text": "found"}]}]], []),
+    # the call in one stored message and its result in the next: the API joins them into one turn
+    ([[{"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_fetch", "input": {"url": "https://example.org"}}],
+      [{"type": "web_fetch_tool_result", "tool_use_id": "srvtoolu_1", "content": {"type": "web_fetch_result", "url": "https://example.org"}}]],
+     [("CTX024", 1)]),
+    ([[{"type": "web_fetch_tool_result", "tool_use_id": "srvtoolu_1", "content": {"type": "web_fetch_result", "url": "https://example.org"}}]],
+     [("CTX001", 1)]),
+])
+def test_a_server_tool_result_needs_its_call_earlier_in_the_assistants_turn(tmp_path, assistant_turns, expected):
+    messages = [{"role": "user", "content": "Summarize example.org."}]
+    messages += [{"role": "assistant", "content": blocks + [{"type": "text", "text": "Done."}] * (n == len(assistant_turns) - 1)}
+                 for n, blocks in enumerate(assistant_turns)]
+    messages.append({"role": "user", "content": "Shorter, please."})
+    report = json_report(_write(tmp_path, [{"session_id": "s", "request": {"model": "claude-opus-4-8", "max_tokens": 100, "messages": messages}}]))
+    assert code_lines(report) == expected
+
+
+def test_a_server_tool_result_whose_call_is_in_an_earlier_turn_answers_no_call(tmp_path):
+    call = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "q"}}
+    result = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}
+    messages = [{"role": "user", "content": "Search q."}, {"role": "assistant", "content": [call]},
+                {"role": "user", "content": "Go on."}, {"role": "assistant", "content": [result, {"type": "text", "text": "Nothing."}]},
+                {"role": "user", "content": "Thanks."}]
+    report = json_report(_write(tmp_path, [{"session_id": "s", "request": {"model": MODEL, "max_tokens": 100, "messages": messages}}]))
+    assert located_findings(report) == [("CTX001", 1, 3, "/messages/3/content/0", "srvtoolu_1")]
+
+
 def test_an_edited_thinking_block_points_at_the_message_content():
     report = json_report(str(RULE_CASES / "CTX015" / "fail_claude_thinking_block_edited.jsonl"))
     assert located_findings(report) == [("CTX015", 2, 1, "/messages/1/content", "toolu_01")]

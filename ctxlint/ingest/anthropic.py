@@ -10,7 +10,10 @@ assistant message's `text` blocks are its content, its `tool_use` blocks its too
 `system` message in the list (Claude Opus 4.8 and newer take one after a user turn) is a
 system message there.
 Server-tool blocks (`server_tool_use`, `web_search_tool_result`, …) run and are answered
-inside the provider: they are left out, on both the request and the response side.
+inside the provider: they are left out, on both the request and the response side. A
+request's server-tool result with no call before it in the assistant's turn (the API
+refuses it: "Each `advisor_tool_result` block must have a corresponding `server_tool_use`
+block before it") is noted on its message for CTX001.
 """
 
 from __future__ import annotations
@@ -21,11 +24,12 @@ from urllib.parse import unquote, urlparse
 
 import orjson
 
-from ctxlint.chat import COMPACTION, object_member, str_or_none, text_of
+from ctxlint.chat import COMPACTION, UNCALLED_SERVER_RESULTS, object_member, str_or_none, text_of
 from ctxlint.ingest.record import Response, nested_too_deep
 from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn
 
 THINKING_BLOCKS = ("thinking", "redacted_thinking")
+SERVER_CALLS = ("server_tool_use", "mcp_tool_use")  # calls the provider runs, answered by a *_tool_result block after them
 # Anthropic stop reasons in chat-completions terms, so rules read one vocabulary.
 FINISH_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length",
                   "model_context_window_exceeded": "length", "pause_turn": "pause_turn", "refusal": "content_filter"}
@@ -64,6 +68,7 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
             raise BodyProblem("`system` is neither a string nor a list of text blocks", "/system")
         normalized.append({"role": "system", "content": text_of(system)})
         origins.append(Origin(None, "/system", name="system"))
+    server_calls: set[str] = set()  # the ids of the server calls of the assistant's turn so far
     for index, message in enumerate(messages):
         pointer = f"/messages/{index}"
         if not isinstance(message, dict):
@@ -71,8 +76,13 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
         role, content = message.get("role"), message.get("content")
         if not isinstance(content, (str, list)):
             raise BodyProblem(f"message {index} has no content (a string or a list of blocks)", pointer + "/content")
+        if role != "assistant":
+            server_calls = set()
         if role == "assistant":
             assistant, calls = assistant_message(content, pointer)
+            uncalled = _uncalled_server_results(content, server_calls)
+            if uncalled:
+                assistant[UNCALLED_SERVER_RESULTS] = uncalled
             normalized.append(assistant)
             origins.append(Origin(index, pointer, calls))
         elif role == "user":
@@ -113,6 +123,23 @@ def assistant_message(content: str | list[Any], pointer: str = "") -> tuple[dict
     if compactions:
         message[COMPACTION] = "\n".join(compactions)
     return message, tuple(call_pointers)
+
+
+def _uncalled_server_results(content: str | list[Any], server_calls: set[str]) -> list[dict[str, Any]]:
+    """The server-tool results of an assistant message whose call the turn does not hold
+    before them, each with its block's place; `server_calls` gathers the turn's calls. The
+    turn is the run of assistant messages the API joins into one, so a call stored in one
+    message and its result in the next still match."""
+    uncalled = []
+    for position, block in enumerate(content if isinstance(content, list) else ()):
+        kind, call_id = block.get("type"), block.get("id")
+        if kind in SERVER_CALLS and isinstance(call_id, str):
+            server_calls.add(call_id)
+        elif kind.endswith("_tool_result") and kind != "tool_result":
+            answers = block.get("tool_use_id")
+            if isinstance(answers, str) and answers not in server_calls:
+                uncalled.append({"type": kind, "tool_use_id": answers, "block": position})
+    return uncalled
 
 
 def arguments_json(tool_input: Any) -> str:

@@ -229,7 +229,8 @@ def closest_shape_hint(obj: dict[str, Any]) -> str:
     return "expected an envelope {\"request\": {...}}, a bare request {\"messages\": [...]}, or a batch line {\"custom_id\", \"body\"}"
 
 
-ANTHROPIC_BLOCKS = ("tool_use", "tool_result", "thinking", "redacted_thinking", "compaction")
+# and the results of server tools (web_search_tool_result, mcp_tool_result, …): *_tool_result
+ANTHROPIC_BLOCKS = ("tool_use", "tool_result", "thinking", "redacted_thinking", "compaction", "server_tool_use", "mcp_tool_use")
 
 
 def is_anthropic_body(body: dict[str, Any], known: int = 0) -> bool:
@@ -249,7 +250,8 @@ def is_anthropic_body(body: dict[str, Any], known: int = 0) -> bool:
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, list):
             for part in content:
-                if isinstance(part, dict) and part.get("type") in ANTHROPIC_BLOCKS:
+                kind = part.get("type") if isinstance(part, dict) else None
+                if kind in ANTHROPIC_BLOCKS or (isinstance(kind, str) and kind.endswith("_tool_result")):
                     return True
     return False
 

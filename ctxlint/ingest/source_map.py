@@ -106,7 +106,8 @@ class SourceMap:
             return origin.reasoning
         if origin.index is None or not rest:
             return origin.pointer
-        return origin.pointer + origin.content
+        # a part of the content (`/content/2`, a block) is that part of the body's content
+        return origin.pointer + origin.content + (rest[len("/content"):] if rest.startswith("/content/") else "")
 
 
 SAME_CALL_PARTS = {"/function/arguments": "/function/arguments", "/function/name": "/function/name"}

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import last_assistant_before, role_of, short_hash, text_of, tool_call_ids
+from ctxlint.chat import UNCALLED_SERVER_RESULTS, last_assistant_before, role_of, short_hash, text_of, tool_call_ids
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -15,14 +15,21 @@ class OrphanToolResult(Rule):
     session: a keep-last-N window that starts inside a tool exchange leaves such results
     at its head, again and again as it slides, and they are reported where that starts.
     A result reported once is not reported again when the app later clears or shortens
-    its text (old tool output replaced by a placeholder to save context).
+    its text (old tool output replaced by a placeholder to save context). The result of a
+    tool the provider runs itself (Anthropic's `advisor_tool_result`,
+    `web_search_tool_result`, `mcp_tool_result`, …) is flagged when the assistant's turn
+    (its consecutive assistant messages, which the API joins) holds no `server_tool_use`
+    or `mcp_tool_use` with its id before it; a call with no result is legal (a paused turn
+    is sent back so).
 
     ## Why is this bad?
     A tool result is bound to the call that asked for it. When the assistant turn that
     carried the call was dropped or trimmed away, or the id was rewritten, the result
     answers a question the model never asked: OpenAI-compatible APIs reject the request
     ("messages with role 'tool' must be a response to a preceding message with
-    'tool_calls'"), and lenient ones feed the model an output it cannot place.
+    'tool_calls'"; Anthropic: "Each `advisor_tool_result` block must have a corresponding
+    `server_tool_use` block before it"), and lenient ones feed the model an output it
+    cannot place.
 
     ## Example
     ```json
@@ -56,6 +63,7 @@ class OrphanToolResult(Rule):
             role = role_of(message)
             if role == "assistant":
                 open_ids = set(tool_call_ids(message))
+                yield from self._uncalled_server_results(ctx, index, message)
             elif role == "tool":
                 call_id = message.get("tool_call_id")
                 if not isinstance(call_id, str):
@@ -82,4 +90,17 @@ class OrphanToolResult(Rule):
                 key=("opens the history",), covers=tuple(key for _, call_id, result in opening for key in (result, ("result", call_id))),
                 message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
                 evidence={"tool_call_ids": [c for _, c, _ in opening]} if len(opening) > 1 else {},
+            )
+
+    @staticmethod
+    def _uncalled_server_results(ctx, index: int, message: dict) -> Iterable[Violation]:
+        """A result of a call the provider ran (Anthropic's server tools) whose call the
+        assistant's turn does not hold before it: the app stored the turn's blocks apart."""
+        for result in message.get(UNCALLED_SERVER_RESULTS, ()):
+            call_id, kind = result["tool_use_id"], result["type"]
+            yield Violation(
+                f"{kind} block {result['block']} of assistant message {ctx.label(index)} answers server tool call {call_id!r}, "
+                f"but the assistant's turn holds no server_tool_use with that id before it: store the turn's content blocks whole, in order",
+                key=("server result", call_id), message_index=index, tool_call_id=call_id,
+                pointer=f"/messages/{index}/content/{result['block']}", evidence={"block_type": kind},
             )
