@@ -20,8 +20,11 @@ class DroppedAssistantTurn(Rule):
     reply. Turns are matched by tool_call ids, or by visible text with `<think>` blocks
     and whitespace ignored, so reasoning moved inline or re-wrapped is not a drop; an
     assistant message standing where the reply belongs counts as the reply, re-worded
-    (agents that use structured output keep only its text), and so does one message
-    holding both the assistant message request N ended with (a prefill: Anthropic's, or
+    (agents that use structured output keep only its text), unless it and the assistant
+    messages right after it say nothing (no text, no tool calls) where the reply said
+    something: an app that stores only `content` keeps a tool-call reply as an empty
+    message, and its call goes unanswered (where its results are kept, CTX001 reports them
+    left without their call). So does one message holding both the assistant message request N ended with (a prefill: Anthropic's, or
     DeepSeek's prefix completion) and the reply that continued it. A resend of request N (a
     retry) is not judged here, and neither is a response that was an error or said
     nothing (no text and no tool calls: filtered by the provider, `finish_reason`
@@ -117,11 +120,12 @@ class DroppedAssistantTurn(Rule):
             return
         kept = sorted(p for p in transition.mapping[: transition.response_index] if p is not None)  # results may come back reordered
         slot = kept[-1] + 1 if kept else 0
-        if slot < len(ctx.messages) and role_of(ctx.messages[slot]) == "assistant":
-            return  # the reply is there, re-worded (structured-output agents keep only its text)
         dropped = previous.response_message
         if says_nothing(dropped):
             return  # a filtered or empty reply: nothing to keep
+        hollow = slot < len(ctx.messages) and role_of(ctx.messages[slot]) == "assistant"
+        if hollow and not _say_nothing_from(ctx.messages, slot):
+            return  # the reply is there, re-worded (structured-output agents keep only its text)
         ids = tool_call_ids(dropped)
         if not ids and kept and _says(ctx.messages[kept[-1]], dropped) and not _says(previous.messages[transition.mapping.index(kept[-1])], dropped):
             return  # its text joined the assistant message before it (Responses API items read as one message)
@@ -141,10 +145,19 @@ class DroppedAssistantTurn(Rule):
             why = (f", as is the message turn {previous.number} asked (message {ctx.label(transition.asked_instead)} asks another in its place;"
                    f" if turn {previous.number} was a side request, not a turn of the conversation, it reads so when made with a"
                    " response format, tools or a model of its own)")
+        returned = f"the assistant turn that turn {previous.number} returned ({'tool calls ' + ', '.join(ids) if ids else 'text'})"
+        evidence = {"returned_in_line": previous.record.line, "returned_in_turn": previous.number, "content": excerpt(text_of(dropped.get("content")), 60)}
+        if hollow:
+            if any(role_of(message) == "tool" and message.get("tool_call_id") in ids for message in ctx.messages[slot:]):
+                return  # its results are kept: CTX001 reports them left without their call
+            yield Violation(
+                f"{returned} is stored as assistant message {ctx.label(slot)}, which has no text and no tool calls: the reply's content was lost",
+                key=("dropped", previous.number), message_index=slot, tool_call_id=ids[0] if ids else None, pointer=f"/messages/{slot}", evidence=evidence,
+            )
+            return
         yield Violation(
-            f"the assistant turn that turn {previous.number} returned ({'tool calls ' + ', '.join(ids) if ids else 'text'}) is missing from this request{why}",
-            key=("dropped", previous.number), tool_call_id=ids[0] if ids else None, stands_at=slot - 1 if slot else None,
-            evidence={"returned_in_line": previous.record.line, "returned_in_turn": previous.number, "content": excerpt(text_of(dropped.get("content")), 60)},
+            f"{returned} is missing from this request{why}",
+            key=("dropped", previous.number), tool_call_id=ids[0] if ids else None, stands_at=slot - 1 if slot else None, evidence=evidence,
         )
 
     @staticmethod
@@ -177,6 +190,14 @@ class DroppedAssistantTurn(Rule):
                 key=("dropped", previous.number), message_index=slot, pointer=f"/messages/{slot}", stands_at=slot - 1,
                 evidence={"previous_line": previous.record.line},
             )
+
+
+def _say_nothing_from(messages: list, slot: int) -> bool:
+    """Whether the assistant messages from `slot` on, up to the next message of another
+    role, say nothing (no text, no tool calls): an app that stores a reply's blocks as
+    messages of their own (its thinking apart) keeps what it said in the next one."""
+    end = next((index for index in range(slot, len(messages)) if role_of(messages[index]) != "assistant"), len(messages))
+    return all(says_nothing(message) for message in messages[slot:end])
 
 
 def _says(message: dict, reply: dict) -> bool:
