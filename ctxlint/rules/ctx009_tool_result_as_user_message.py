@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 import orjson
@@ -47,8 +48,7 @@ def answering_run(messages: list[dict], index: int) -> list[tuple[int, str | Non
             call_id = message.get("tool_call_id")
             if call_id in unanswered:
                 unanswered.remove(call_id)
-        elif role_of(message) == "user" and run and unanswered and (
-                message.get("tool_call_id") in unanswered or _data(text_of(message.get("content")))):
+        elif role_of(message) == "user" and run and unanswered and _stands_for_a_result(messages, position, unanswered):
             call_id = message.get("tool_call_id") if message.get("tool_call_id") in unanswered else unanswered[0]
             unanswered.remove(call_id)
         else:
@@ -56,6 +56,33 @@ def answering_run(messages: list[dict], index: int) -> list[tuple[int, str | Non
         run.append((position, call_id))
         position += 1
     return run
+
+
+def _stands_for_a_result(messages: list[dict], position: int, unanswered: list[str]) -> bool:
+    """Whether the user message at `position`, after tool messages that leave calls open,
+    is one of their results: it carries an open call's `tool_call_id`, reads as a tool's
+    output (data, a labelled result, a terse reading such as "40 C"), or a tool message
+    after it (past more such user messages) answers a call still open."""
+    message = messages[position]
+    if message.get("tool_call_id") in unanswered:
+        return True
+    text = text_of(message.get("content")).strip()
+    if _data(text) or _LABELLED_OUTPUT.match(text) or _terse_reading(text):
+        return True
+    for later in messages[position + 1:]:
+        if role_of(later) != "user":
+            return role_of(later) == "tool" and later.get("tool_call_id") in unanswered
+    return False
+
+
+# "Tool: weather\nResult: 22C", "Observation: …", "Result of add: 6": how apps label an output they send as text
+_LABELLED_OUTPUT = re.compile(r"(?i)(?:tool|result|observation|output|function)\b[^:\n]{0,40}:")
+
+
+def _terse_reading(text: str) -> bool:
+    """A few words with a number and no question ("40 C", "6", "Rome: 24C, sun"): an
+    output, not what a user writes in the middle of a tool exchange."""
+    return bool(text) and len(text.split()) <= 6 and "?" not in text and any(character.isdigit() for character in text)
 
 
 def _data(text: str) -> bool:
@@ -76,8 +103,11 @@ class ToolResultAsUserMessage(Rule):
     `user` message, with no `tool` message answering any of its calls: the tool output
     was sent as a user turn instead of a `tool` message bound by `tool_call_id`. Where
     tool messages answer some of the calls, a user message right after them stands for
-    the result of one left unanswered when it carries that call's `tool_call_id` or holds
-    a JSON object or array; otherwise CTX002 reports the calls left without a result.
+    the result of one left unanswered when it carries that call's `tool_call_id`, reads
+    as a tool's output (a JSON object or array, a labelled result such as "Result: 22C",
+    or a few words with a number and no question, such as "40 C"), or comes before a
+    tool message that answers another of them; otherwise (the user's words: "and
+    Paris?") CTX002 reports the calls left without a result.
 
     ## Why is this bad?
     The model sees its call go unanswered and a user saying something that looks like
