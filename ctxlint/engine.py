@@ -14,7 +14,7 @@ from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import islice
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import orjson
 
@@ -27,11 +27,14 @@ from ctxlint.sessions.grouping import ROUTED_PARTS, SessionAssembler, Thread, ca
 from ctxlint.sessions.history import Transition, align, side_request_on
 from ctxlint.sessions.model import Session, Turn, make_turn, opening_kind
 from ctxlint.spill import Spill
-from ctxlint.tokens.counter import TOKENS_PER_REPLY, TokenCount, TokenCounter, prompt_tokens
+from ctxlint.tokens.counter import TOKENS_PER_REPLY, TokenCount, TokenCounter, message_text, prompt_tokens
 
 
 HOT_SESSIONS = 384  # sessions kept awake (their previous request held whole) while streaming
 UNFINISHED = ("length", "pause_turn")  # how a reply ends that the next one may go on with
+# The most tokens an offline count gives a character of text read as a whole: about 1.08 on
+# Chinese for cl100k_base, less on other text (counted_past_window's first, cheap test)
+MAX_TOKENS_PER_CHARACTER = 1.5
 
 
 def order(record: Record) -> int:
@@ -400,6 +403,17 @@ class TurnContext:
             return TokenCount(server, "server")
         return self.engine.prompt_tokens(self.turn, self.previous)
 
+    def counted_past_window(self, window: int) -> TokenCount | None:
+        """ctxlint's own count of a prompt the server counted within the window, where that
+        count is past the window even if off by as much as it can be: the logged usage is not
+        this body's, or a gateway cut the prompt to fit it (OpenRouter's middle-out)."""
+        if self.tokens.counter != "server" or self.tokens.tokens > window:
+            return None
+        if self.engine.prompt_characters(self.turn, self.previous) * MAX_TOKENS_PER_CHARACTER <= window:
+            return None  # too short to pass the window, however its text is counted
+        counted = self.engine.prompt_tokens(self.turn, self.previous)
+        return counted if counted.over(window, counted.counting_error_of(self.messages, self.profile.tokens_per_cjk_character)) else None
+
     @property
     def previous_tokens(self) -> int | None:
         return self.session.summary.last_tokens() if self.previous is not None else None
@@ -481,16 +495,7 @@ class Engine:
         request are counted by the running sums kept on it."""
         model = turn.record.model
         name = self.counter.counter_name(model)
-        shared = turn.shared
-        if previous is not None and shared and previous.token_sums is not None and previous.token_sums[0] == name:
-            sums = previous.token_sums[1][:shared]
-        else:
-            sums, shared = [], 0
-        total = sums[-1] if sums else 0
-        for message in turn.messages[shared:]:
-            total += self.counter.count_message(message, model).tokens
-            sums.append(total)
-        turn.token_sums = (name, sums)
+        total = self._running_sum(turn, previous, name, lambda message: self.counter.count_message(message, model).tokens)
         count = TokenCount(TOKENS_PER_REPLY + total, name)
         tools = turn.record.request.get("tools")
         if tools:
@@ -499,6 +504,27 @@ class Engine:
                 self._tool_tokens[key] = self.counter.count_text(orjson.dumps(tools, option=orjson.OPT_SORT_KEYS).decode(), model).tokens
             count = TokenCount(count.tokens + self._tool_tokens[key], count.counter)
         return count
+
+    def prompt_characters(self, turn: Turn, previous: Turn | None = None) -> int:
+        """How many characters of the prompt's messages the model reads as tokens."""
+        return self._running_sum(turn, previous, "characters", lambda message: len(message_text(message)))
+
+    @staticmethod
+    def _running_sum(turn: Turn, previous: Turn | None, name: str, measure: Callable[[dict[str, Any]], int]) -> int:
+        """The sum of `measure` over the turn's messages, those shared with the previous
+        request taken from the running sums kept on it when it was measured alike; the
+        turn keeps its own."""
+        shared = turn.shared
+        if previous is not None and shared and previous.token_sums is not None and previous.token_sums[0] == name:
+            sums = previous.token_sums[1][:shared]
+        else:
+            sums, shared = [], 0
+        total = sums[-1] if sums else 0
+        for message in turn.messages[shared:]:
+            total += measure(message)
+            sums.append(total)
+        turn.token_sums = (name, sums)
+        return total
 
     def finding(self, rule: Rule, place: "Place", violation: Violation) -> Finding:
         line = place.line

@@ -30,12 +30,13 @@ def context_length_error(ctx) -> str | None:
     return str(response.error.get("message") or response.error.get("code") or said).strip()
 
 
-def _served(ctx) -> bool:
+def _served(ctx, count=None) -> bool:
     """The provider counted this prompt and answered it, and the model has a larger window
-    behind an opt-in header (Anthropic's 1M-token beta) that the prompt fits: it was on."""
+    behind an opt-in header (Anthropic's 1M-token beta) that the prompt (`count`, else the
+    provider's count) fits: it was on."""
     response = ctx.turn.record.response
     larger = ctx.profile.opt_in_window
-    return (larger is not None and ctx.tokens.counter == "server" and ctx.tokens.tokens <= larger
+    return (larger is not None and ctx.tokens.counter == "server" and (count or ctx.tokens).tokens <= larger
             and response is not None and not response.failed and response.message is not None)
 
 
@@ -46,7 +47,10 @@ class ContextWindowExceeded(Rule):
     logged response is the provider's context-length error. Prompt tokens are the
     server's `usage.prompt_tokens` when logged, else counted offline (the report names
     the counter); the window comes from the model profile, models.dev data, or
-    `--context-window`. An offline count must pass the window by more than its counter
+    `--context-window`. A body the server counted within the window is counted offline
+    too when its text is long enough to pass it: past the window that way, the logged usage
+    is not the body's, or a gateway cut the prompt to fit (OpenRouter's middle-out), and
+    the body is flagged. An offline count must pass the window by more than its counter
     can be off (15% for cl100k_base standing in for another tokenizer, 30% for the
     character estimate; on Chinese, Japanese and Korean text as much more as the model's
     tokenizer is frugal there: its profile's tokens per character where the maker
@@ -87,6 +91,14 @@ class ContextWindowExceeded(Rule):
                 f"prompt is {tokens.tokens:,} tokens ({tokens.counter}), over the {window:,}-token window of {ctx.profile.id}",
                 key="exceeded",
                 evidence={"prompt_tokens": tokens.tokens, "counter": tokens.counter, "counting_error": round(ctx.counting_error, 3),
+                          "window": window, "window_source": ctx.profile.window_source},
+            )
+        elif window is not None and (counted := ctx.counted_past_window(window)) is not None and not _served(ctx, counted):
+            yield Violation(
+                f"prompt is {counted.tokens:,} tokens ({counted.counter}), over the {window:,}-token window of {ctx.profile.id}, though the"
+                f" logged usage counts {tokens.tokens:,}: that usage is not this body's, or a gateway cut the prompt to fit",
+                key="exceeded",
+                evidence={"prompt_tokens": counted.tokens, "counter": counted.counter, "server_prompt_tokens": tokens.tokens,
                           "window": window, "window_source": ctx.profile.window_source},
             )
         elif provider_said:

@@ -53,6 +53,11 @@ class DroppedAssistantTurn(Rule):
     puts in place of what it cut (one that restates the reply's words): CTX008 judges
     what the summary kept.
 
+    It also flags a reply to tool results that request N sent, cut from N+1 while the
+    results and the message after the reply are kept: a trim cuts whole turns, or what
+    follows the conversation's opening, not one reply (where the reply stood between two
+    user messages, CTX003 reports them).
+
     It also flags a request N+1 that keeps all of N up to its last user message and the
     model's final reply, but not the tool exchange between them (the assistant tool-call
     turns and their results): the turn was stored as its text alone. Once a session has
@@ -95,7 +100,7 @@ class DroppedAssistantTurn(Rule):
         return super().cannot_judge(ctx)
 
     def check(self, ctx) -> Iterable[Violation]:
-        found = list(self._dropped(ctx))
+        found = list(self._dropped(ctx)) or list(self._reply_to_results_cut(ctx))
         if found and _compacts_what_came_before(ctx):
             return  # this request compacted the history: what it left out is in the summary
         yield from found
@@ -175,6 +180,27 @@ class DroppedAssistantTurn(Rule):
             key=("dropped", previous.number), message_index=reply, tool_call_id=ids[0], pointer=f"/messages/{reply}",
             evidence={"previous_line": previous.record.line, "dropped_messages": dropped},
         )
+
+    @staticmethod
+    def _reply_to_results_cut(ctx) -> Iterable[Violation]:
+        """A reply to tool results that the previous request sent, cut from this one while
+        the results and the message after the reply are kept: not a trim (a trim cuts whole
+        turns, or what follows the conversation's opening), the reply lost. Where the
+        results were a user's question, CTX003 reports the two user messages."""
+        transition, previous, messages = ctx.transition, ctx.previous, ctx.messages
+        if transition is None or ctx.session.history_cut or transition.edited_at is not None:
+            return
+        for index in range(max(1, ctx.turn.shared), len(messages)):  # the shared prefix is carried whole
+            if role_of(messages[index - 1]) != "tool" or role_of(messages[index]) != "user":
+                continue
+            cut = transition.cut_between(index - 1, index)
+            if cut and previous.identities[cut[0]][0] == "assistant" and all(previous.identities[i][0] != "user" for i in cut):
+                yield Violation(
+                    f"the reply to the tool results before message {ctx.label(index)}, which turn {previous.number} sent (its message"
+                    f" {previous.record.label(cut[0])}), is missing from this request, while the results and the message after it are kept",
+                    key=("cut reply", previous.identities[cut[0]]), message_index=index, pointer=f"/messages/{index}", stands_at=index - 1,
+                    evidence={"previous_line": previous.record.line, "cut_messages": cut},
+                )
 
     @staticmethod
     def _reply_to_tool_results_missing(ctx) -> Iterable[Violation]:

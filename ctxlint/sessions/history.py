@@ -45,11 +45,14 @@ class Transition:
         """The next request left out some of the previous request's messages."""
         return None in self.mapping[:self._sent]
 
-    def cut_between(self, first: int, second: int) -> bool:
-        """Whether the previous request sent the messages now at `first` and `second`, with
-        messages between them that this request left out (history trimmed from the middle)."""
+    def cut_between(self, first: int, second: int) -> list[int]:
+        """The previous request's messages (their indexes there) that stood between the
+        messages now at `first` and `second`, when it sent both and this request left out
+        what was between them (history trimmed from the middle); else none."""
         sent = self.mapping[:self._sent]
-        return first in sent and second in sent and sent.index(second) - sent.index(first) > 1
+        if first not in sent or second not in sent:
+            return []
+        return list(range(sent.index(first) + 1, sent.index(second)))
 
     @property
     def last_carried(self) -> int:
