@@ -83,3 +83,20 @@ def test_an_offline_count_of_cjk_text_is_as_far_off_as_the_models_tokenizer_is_f
         line["request"]["model"] = model
         log = write_records(tmp_path / f"{model}.jsonl", [line])
         assert [f["code"] for f in json_report(log, "--context-window", "8192")["findings"]] == [code]
+
+
+def test_a_body_past_the_window_is_flagged_though_its_logged_usage_counts_less(tmp_path):
+    """A reply's usage that counts far fewer tokens than its request's body holds is not that
+    body's, or a gateway cut the prompt to fit (OpenRouter's middle-out): the body is past
+    the window all the same. A body the offline count cannot show past the window (with the
+    counter's 15%) keeps the server's count."""
+    def record(words: int, usage: int) -> dict:
+        return {"session_id": f"s{words}-{usage}", "request": {"model": "gpt-4o", "messages": [
+                    {"role": "user", "content": "Summarize these notes: " + "the quarterly plan moves two launches " * (words // 6)}]},
+                "response": {"choices": [{"index": 0, "message": {"role": "assistant", "content": "Two launches move."},
+                                          "finish_reason": "stop"}], "usage": {"prompt_tokens": usage, "completion_tokens": 5}}}
+    log = write_records(tmp_path / "usage.jsonl", [record(12_000, 900), record(12_000, 12_100), record(8_500, 900), record(5_000, 900)])
+    findings = json_report(log, "--context-window", "8192")["findings"]
+    assert [(f["code"], f["line"], f["evidence"]["counter"]) for f in findings] == [
+        ("CTX006", 1, "tiktoken:cl100k_base (approximation)"), ("CTX006", 2, "server")]
+    assert "though the logged usage counts 900" in findings[0]["message"] and findings[0]["evidence"]["server_prompt_tokens"] == 900
