@@ -113,7 +113,7 @@ class ConsecutiveUserMessages(Rule):
                 if agent_context_after(messages[index]) or (
                         tagged_blocks_only(second) and all(role_of(message) in ("system", "developer") for message in messages[:index - 1])):
                     continue  # what an agent recalls for the user's words (its workspace, knowledge): one user turn
-                if transition is not None and trimmed_between(ctx, index - 1, index):
+                if transition is not None and transition.trimmed_between(index - 1, index, ctx.previous.identities):
                     continue  # history trimmed from the middle: what stood between them was cut, not lost
                 yield Violation(
                     f"messages {ctx.label(index - 1)} and {ctx.label(index)} are both user messages",
@@ -121,16 +121,6 @@ class ConsecutiveUserMessages(Rule):
                     message_index=index, pointer=f"/messages/{index}", stands_at=index - 1,
                     evidence={"previous": excerpt(first, 60), "this": excerpt(second, 60)},
                 )
-
-
-def trimmed_between(ctx, first: int, second: int) -> bool:
-    """Whether the previous request sent messages between the ones now at `first` and
-    `second` that this request cut as a trim of the history does: right after the
-    conversation's opening (no reply before `first`), or whole turns (a user message
-    among them). Only the reply to the message at `first` cut is that reply lost."""
-    cut = ctx.transition.cut_between(first, second)
-    return bool(cut) and (not any(role_of(message) == "assistant" for message in ctx.messages[:first])
-                          or any(ctx.previous.identities[index][0] == "user" for index in cut))
 
 
 def _results_sent_as_user(messages: list[dict], start: int) -> set[int]:

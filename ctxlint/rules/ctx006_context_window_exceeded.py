@@ -5,6 +5,7 @@ from typing import Iterable
 
 from ctxlint.chat import excerpt
 from ctxlint.rules.base import Rule, Violation
+from ctxlint.tokens.counter import TokenCount
 
 # Phrases providers use when a prompt does not fit (OpenAI, DeepSeek, Zhipu, Moonshot, vLLM,
 # Anthropic; Zhipu's "Prompt exceeds max length", DashScope's "Range of input length should be
@@ -30,7 +31,7 @@ def context_length_error(ctx) -> str | None:
     return str(response.error.get("message") or response.error.get("code") or said).strip()
 
 
-def _served(ctx, count=None) -> bool:
+def _served(ctx, count: TokenCount | None = None) -> bool:
     """The provider counted this prompt and answered it, and the model has a larger window
     behind an opt-in header (Anthropic's 1M-token beta) that the prompt (`count`, else the
     provider's count) fits: it was on."""

@@ -23,9 +23,10 @@ class DroppedAssistantTurn(Rule):
     (agents that use structured output keep only its text), unless it and the assistant
     messages right after it say nothing (no text, no tool calls) where the reply said
     something: an app that stores only `content` keeps a tool-call reply as an empty
-    message, and its call goes unanswered (where its results are kept, CTX001 reports them
-    left without their call). So does one message holding both the assistant message request N ended with (a prefill: Anthropic's, or
-    DeepSeek's prefix completion) and the reply that continued it. A resend of request N (a
+    message, and its call goes unanswered (where its results are kept, CTX001 reports
+    them left without their call). So does one message holding both the assistant
+    message request N ended with (a prefill: Anthropic's, or DeepSeek's prefix
+    completion) and the reply that continued it. A resend of request N (a
     retry) is not judged here, and neither is a response that was an error or said
     nothing (no text and no tool calls: filtered by the provider, `finish_reason`
     `content_filter`, or empty; Anthropic refuses an empty text block sent back), nor an edit:
@@ -194,7 +195,7 @@ class DroppedAssistantTurn(Rule):
             if role_of(messages[index - 1]) != "tool" or role_of(messages[index]) != "user":
                 continue
             cut = transition.cut_between(index - 1, index)
-            if cut and previous.identities[cut[0]][0] == "assistant" and all(previous.identities[i][0] != "user" for i in cut):
+            if cut and previous.identities[cut[0]][0] == "assistant" and not transition.trimmed_between(index - 1, index, previous.identities):
                 yield Violation(
                     f"the reply to the tool results before message {ctx.label(index)}, which turn {previous.number} sent (its message"
                     f" {previous.record.label(cut[0])}), is missing from this request, while the results and the message after it are kept",

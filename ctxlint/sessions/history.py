@@ -54,6 +54,16 @@ class Transition:
             return []
         return list(range(sent.index(first) + 1, sent.index(second)))
 
+    def trimmed_between(self, first: int, second: int, identities: list[tuple]) -> bool:
+        """Whether what the previous request (whose own `identities` these are) sent between
+        the messages now at `first` and `second` was cut as a trim of the history cuts:
+        right after the conversation's opening (no reply before it), or whole turns (a user
+        message among them). A cut of the reply alone to the message at `first` is not one:
+        that reply was lost."""
+        cut = self.cut_between(first, second)
+        return bool(cut) and (not any(identity[0] == "assistant" for identity in identities[:cut[0] - 1])
+                              or any(identities[index][0] == "user" for index in cut))
+
     @property
     def last_carried(self) -> int:
         """Index in the next request of the last of the previous request's messages it carries, or -1."""
