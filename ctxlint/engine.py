@@ -515,15 +515,15 @@ class Engine:
         request taken from the running sums kept on it when it was measured alike; the
         turn keeps its own."""
         shared = turn.shared
-        if previous is not None and shared and previous.token_sums is not None and previous.token_sums[0] == name:
-            sums = previous.token_sums[1][:shared]
+        if previous is not None and shared and previous.running_sums is not None and previous.running_sums[0] == name:
+            sums = previous.running_sums[1][:shared]
         else:
             sums, shared = [], 0
         total = sums[-1] if sums else 0
         for message in turn.messages[shared:]:
             total += measure(message)
             sums.append(total)
-        turn.token_sums = (name, sums)
+        turn.running_sums = (name, sums)
         return total
 
     def finding(self, rule: Rule, place: "Place", violation: Violation) -> Finding:

@@ -37,7 +37,8 @@ class Turn:
     identities: list[tuple] = field(default_factory=list)
     shared: int = 0  # leading messages that are the previous request's own objects
     _response_identity: tuple | None = None
-    token_sums: tuple[str, list[int]] | None = None  # (counter, running message tokens), when counted
+    # (what was measured: a token counter's name, or "characters"; its running sum over the messages), when measured
+    running_sums: tuple[str, list[int]] | None = None
     # content_hash, kept open to go on from: the hash of the identities so far, and the
     # previous turn's when this one extends its identities
     _digest: Any = None
