@@ -146,6 +146,11 @@ COMPACTION = "compaction"  # a normalized assistant message's field: the provide
 # provider ran itself (Anthropic's advisor_tool_result, web_search_tool_result, …) whose
 # call (server_tool_use, mcp_tool_use) the assistant's turn does not hold before them.
 UNCALLED_SERVER_RESULTS = "server_results_without_their_call"
+# A normalized message's field, where the body's message holds content its API may refuse as
+# blank: [{"api", "shape", "block"}], shape empty_message (no content, no parts),
+# empty_text_block (a text block with no text, at `block`) or whitespace_text (text blocks,
+# or a string, of whitespace alone); which API refuses which is profile data (CTX029).
+BLANK_CONTENT = "blank_content"
 
 
 def provider_compaction(messages: list[dict[str, Any]]) -> int | None:

@@ -640,7 +640,8 @@ class Engine:
         key = tuple(rule.code for rule in rules)
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plans[key] = [(rule, self.bit[rule.code], self._asks[rule.code], self._warns[rule.code]) for rule in rules]
+            ordered = sorted(rules, key=lambda rule: rule.judged_last)  # stable: the others keep their order
+            plan = self._plans[key] = [(rule, self.bit[rule.code], self._asks[rule.code], self._warns[rule.code]) for rule in ordered]
         return plan
 
     def _report(self, rule: Rule, session: SessionCheck, turn: Turn, violation: Violation, tally: Tally, quiet: bool = False) -> bool:

@@ -24,7 +24,7 @@ from urllib.parse import unquote, urlparse
 
 import orjson
 
-from ctxlint.chat import COMPACTION, UNCALLED_SERVER_RESULTS, object_member, str_or_none, text_of
+from ctxlint.chat import BLANK_CONTENT, COMPACTION, UNCALLED_SERVER_RESULTS, object_member, str_or_none, text_of
 from ctxlint.ingest.record import Response, nested_too_deep
 from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn
 
@@ -55,8 +55,9 @@ def model_in_url(url: Any, body: Any) -> str | None:
     return unquote(found.group(1)) if found else None
 
 
-def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
-    """The normalized request of an Anthropic Messages body, and where its messages came from."""
+def to_chat(body: dict[str, Any], api: str = NAME) -> tuple[dict[str, Any], SourceMap]:
+    """The normalized request of an Anthropic Messages body, and where its messages came
+    from; `api` names the API that takes the body (Converse's is rewritten into one)."""
     messages = body.get("messages")
     if not isinstance(messages, list):
         raise BodyProblem("`messages` is not a list", "/messages")
@@ -78,15 +79,20 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
             raise BodyProblem(f"message {index} has no content (a string or a list of blocks)", pointer + "/content")
         if role != "assistant":
             server_calls = set()
+        blank = blank_content(content, api)
         if role == "assistant":
             assistant, calls = assistant_message(content, pointer)
             uncalled = _uncalled_server_results(content, server_calls)
             if uncalled:
                 assistant[UNCALLED_SERVER_RESULTS] = uncalled
+            if blank:
+                assistant[BLANK_CONTENT] = blank
             normalized.append(assistant)
             origins.append(Origin(index, pointer, calls))
         elif role == "user":
             for part, origin in _user_messages(content, index, pointer):
+                if blank and origin.pointer == pointer:  # the first message that stands for the whole turn
+                    part[BLANK_CONTENT], blank = blank, None
                 normalized.append(part)
                 origins.append(origin)
         elif role == "system":  # Claude Opus 4.8 and newer take one mid-conversation (CTX019 notes it for the others)
@@ -123,6 +129,24 @@ def assistant_message(content: str | list[Any], pointer: str = "") -> tuple[dict
     if compactions:
         message[COMPACTION] = "\n".join(compactions)
     return message, tuple(call_pointers)
+
+
+def blank_content(content: str | list[Any], api: str) -> list[dict[str, Any]]:
+    """What of a message's content may be refused as blank (chat.BLANK_CONTENT): no content
+    at all, text blocks with no text, or text that is whitespace alone and all the message
+    says. A whitespace block beside other content is not: the API takes it."""
+    if not content:
+        return [{"api": api, "shape": "empty_message"}]
+    if isinstance(content, str):
+        return [{"api": api, "shape": "whitespace_text"}] if content.isspace() else []
+    empty = [{"api": api, "shape": "empty_text_block", "block": position} for position, block in enumerate(content)
+             if isinstance(block, dict) and block.get("type") == "text" and block.get("text") == ""]
+    if empty:
+        return empty
+    if all(isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+           and block["text"].isspace() for block in content):
+        return [{"api": api, "shape": "whitespace_text"}]
+    return []
 
 
 def _uncalled_server_results(content: str | list[Any], server_calls: set[str]) -> list[dict[str, Any]]:

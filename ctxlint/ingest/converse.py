@@ -69,7 +69,7 @@ def _chat_shaped(message: Any) -> bool:
 
 def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
     """The normalized request of a Converse body, and where its messages came from."""
-    request, source_map = anthropic.to_chat(_as_messages_body(body))
+    request, source_map = anthropic.to_chat(_as_messages_body(body), NAME)
     apart = body.get(SETTINGS_APART)
     settings = {pointer: f"/{SETTINGS_APART}{pointer}" for pointer in member_pointers(apart)} if isinstance(apart, dict) else {}
     return request, replace(source_map, settings={**source_map.settings, **settings}, reasoning="reasoningContent blocks")

@@ -22,7 +22,7 @@ from typing import Any, Iterable
 
 import orjson
 
-from ctxlint.chat import str_or_none, text_of
+from ctxlint.chat import BLANK_CONTENT, str_or_none, text_of
 from ctxlint.ingest.call_ids import unnamed_call_id, unpaired_id
 from ctxlint.ingest.record import Response
 from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn
@@ -30,6 +30,8 @@ from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_
 NAME = "Gemini generateContent"
 CALL_PARTS = {"/function/arguments": "/args", "/function/name": "/name", "/id": "/id"}
 # Gemini finish reasons in chat-completions terms, so rules read one vocabulary.
+# a content with no parts, which the API refuses (CTX029)
+EMPTY_CONTENT = ({"api": NAME, "shape": "empty_message"},)
 FINISH_REASONS = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "content_filter", "RECITATION": "content_filter",
                   "BLOCKLIST": "content_filter", "PROHIBITED_CONTENT": "content_filter", "SPII": "content_filter"}
 
@@ -72,6 +74,8 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
             raise BodyProblem(f"content {index} is not an object with a `parts` list", pointer)
         if content.get("role") == "model":
             message, call_pointers, given_ids = model_message(content["parts"], pointer, seen)
+            if not content["parts"]:
+                message[BLANK_CONTENT] = EMPTY_CONTENT
             messages.append(message)
             origins.append(Origin(index, pointer, call_pointers, content="/parts", reasoning=pointer + "/parts"))
             calls, given = defaultdict(deque), defaultdict(deque)
@@ -177,6 +181,8 @@ def _user_messages(parts: list[Any], index: int, pointer: str, calls: dict[str, 
                Origin(index, f"{pointer}/parts/{position}", content="/" + _key(part, "functionResponse")))
     if run:
         yield _user(run), Origin(index, pointer, content="/parts")
+    elif not parts:  # kept in its place, for CTX029
+        yield {"role": "user", "content": "", BLANK_CONTENT: EMPTY_CONTENT}, Origin(index, pointer, content="/parts")
 
 
 def _user(parts: list[dict[str, Any]]) -> dict[str, Any]:

@@ -318,6 +318,13 @@ def retries_an_empty_reply(message: dict[str, Any]) -> bool:
     return len(text) <= 1000 and any(prompt in " ".join(text.split()) for prompt in _empty_reply_retry_prompts())
 
 
+@lru_cache(maxsize=None)
+def refused_blank(api: str, shape: str) -> dict[str, Any] | None:
+    """What an API answers to content of this blank shape (ingest marks it: chat.BLANK_CONTENT),
+    from the profile data's blank_content; None where the API is not known to refuse it."""
+    return next((entry for entry in _table()["blank_content"] if entry["api"] == api and entry["shape"] == shape), None)
+
+
 def summary_message(message: dict[str, Any]) -> bool:
     """Whether a message is a summary of the conversation before it: an agent's own
     (client_summary), or one that says it is (chat.announces_summary)."""

@@ -31,6 +31,7 @@ from ctxlint.rules.ctx025_repaired_history import RepairedHistory
 from ctxlint.rules.ctx026_tool_call_loop import ToolCallLoop
 from ctxlint.rules.ctx027_tool_arguments_as_object import ToolArgumentsAsObject
 from ctxlint.rules.ctx028_duplicate_tool_result import DuplicateToolResult
+from ctxlint.rules.ctx029_blank_message import BlankMessage
 from ctxlint.rules.ctx900_invalid_record import InvalidRecord
 
 RULES: dict[str, type[Rule]] = {
@@ -64,6 +65,7 @@ RULES: dict[str, type[Rule]] = {
         ToolCallLoop,
         ToolArgumentsAsObject,
         DuplicateToolResult,
+        BlankMessage,
         InvalidRecord,
     )
 }

@@ -104,6 +104,9 @@ class Rule:
     # that is a new defect.
     recurs: ClassVar[bool] = False
     recurs_on: ClassVar[tuple[str, ...]] = ()
+    # Whether it judges a request after every other rule has, so that any of them, a later
+    # one included, may explain what it sees there (Violation.explained_by).
+    judged_last: ClassVar[bool] = False
 
     def stores_again(self, message: dict[str, Any]) -> bool:
         """Whether storing this message gives the app the chance to repeat the rule's defect."""

@@ -14,6 +14,9 @@ ERROR_CLASSES = (
     # Groq's tool_use_failed, which quotes the failed generation
     ("model output", re.compile(r"tool_use_failed|failed_generation|did not call a tool|failed to call a function"
                                 r"|(?:could not|failed to) parse (?:the )?(?:tool|function) call", re.IGNORECASE)),
+    # a message or block the API refuses as blank (Anthropic, Bedrock Converse, Gemini)
+    ("blank content", re.compile(r"non-empty content|must be non-empty|non-whitespace text|ContentBlock object at \S+ is blank"
+                                 r"|parts must not be empty|empty text parameter|at least one parts? field", re.IGNORECASE)),
     ("thinking/reasoning", re.compile(r"reasoning|thinking|thought|思考", re.IGNORECASE)),
     ("message order", re.compile(r"tool_call_id|tool_calls|tool_use|tool_result|tool output|function_call|function call turn|function response|must be followed|"
                                  r"preceding|role|alternat|consecutive|successive|interleave|order", re.IGNORECASE)),
@@ -30,6 +33,7 @@ TRANSIENT_SEVERITY = "info"
 EXPLAINED_BY = {
     "context length": ("CTX006",),
     "thinking/reasoning": ("CTX004", "CTX005", "CTX015"),
+    "blank content": ("CTX029",),
     "message order": ("CTX001", "CTX002", "CTX003", "CTX009", "CTX010", "CTX011", "CTX012", "CTX024", "CTX027", "CTX028"),
 }
 
@@ -49,8 +53,8 @@ class ProviderError(Rule):
     """
     ## What it does
     Reports a logged response that is an API error, classified as message order,
-    thinking/reasoning, model output, auth, rate limit, server error or other, quoting the
-    provider's message. Rate-limit and server errors (HTTP 429, 5xx, "overloaded") and
+    thinking/reasoning, blank content, model output, auth, rate limit, server error or
+    other, quoting the provider's message. Rate-limit and server errors (HTTP 429, 5xx, "overloaded") and
     model-output errors (the model did not make the tool call the request required, or
     wrote a call that does not parse: Groq's `tool_use_failed`) are reported as info, not
     error: they say nothing wrong about the request, and retrying them is the right
@@ -59,8 +63,8 @@ class ProviderError(Rule):
     reported once, where it started: the request resent, or the same defect sent again.
     An error about a defect another rule reports at the same request is reported once,
     by that rule (a thinking or reasoning error by CTX004, CTX005 or CTX015; a message
-    order error by the tool-call and turn-order rules; a context-length error by CTX006,
-    with the token count), unless that rule is not selected.
+    order error by the tool-call and turn-order rules; a blank-content error by CTX029; a
+    context-length error by CTX006, with the token count), unless that rule is not selected.
 
     ## Why is this bad?
     An error response is the provider telling you what was wrong with the request. In a
@@ -79,6 +83,7 @@ class ProviderError(Rule):
     code = "CTX022"
     name = "provider-error"
     severity = "error"
+    judged_last = True
     remediation = ("Fix what the provider's error names in the request (resent unchanged, it fails again); "
                    "only a rate-limit or server error is worth retrying as is, after a wait.")
 

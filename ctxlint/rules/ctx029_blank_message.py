@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+from ctxlint.chat import BLANK_CONTENT, message_identity, role_of
+from ctxlint.profiles.lookup import refused_blank
+from ctxlint.rules.base import Rule, Violation
+
+# what a finding says each blank shape is
+SHAPES = {
+    "empty_message": "has no content",
+    "empty_text_block": "holds a text block with no text",
+    "whitespace_text": "says nothing but whitespace",
+}
+
+
+class BlankMessage(Rule):
+    """
+    ## What it does
+    Flags a message of the history whose content the API refuses as blank, where the
+    model profiles' data says it does: in an Anthropic Messages body (sent to Anthropic,
+    Bedrock's InvokeModel or Vertex AI), a message with empty content (`""` or `[]`), a
+    text block whose text is `""`, or a message whose text is whitespace alone; in a
+    Bedrock Converse body, a text block with no text; in a Gemini body, a content with no
+    parts. The last message of a Messages body, when it is the assistant's (a prefill), is
+    left alone: the API allows it. Chat-completions bodies are not judged: OpenAI takes an
+    empty assistant message. Reported once, at the request that first carries the message.
+    Where the blank message is a reply whose tool calls were lost (CTX001, CTX016 report
+    that at the same request), this rule stays quiet.
+
+    ## Why is this bad?
+    The API answers the request with a 400 ("all messages must have non-empty content
+    except for the optional final assistant message", "text content blocks must contain
+    non-whitespace text", "contents.parts must not be empty"), and since the app stores
+    the message in its history and sends it back every turn, every later request fails
+    the same way: the session is stuck. It usually starts with an empty reply (a model
+    that answered nothing, or only thinking the app did not keep) stored as it came, or
+    with text trimmed to nothing before storing.
+
+    ## Example
+    ```json
+    {"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": [
+      {"role": "user", "content": "Summarize the report."},
+      {"role": "assistant", "content": ""},
+      {"role": "user", "content": "Hello?"}]}
+    ```
+
+    Use instead: leave an empty reply out of the history (or store what it did say: its
+    tool calls, its thinking blocks), and drop text blocks that are empty or whitespace
+    alone before sending.
+    """
+
+    code = "CTX029"
+    name = "blank-message"
+    severity = "error"
+    recurs = True
+    recurs_on = ("assistant", "user")
+    remediation = ("Leave empty replies out of the history (or keep what they did carry: tool calls, thinking blocks), "
+                   "and drop empty or whitespace-only text blocks before sending.")
+
+    def check(self, ctx) -> Iterable[Violation]:
+        messages = ctx.messages
+        last = len(messages) - 1
+        # the previous request's last message is judged again: a prefill it was exempt as is history now
+        for index in range(max(ctx.unchanged(self) - 1, 0), len(messages)):
+            message = messages[index]
+            for blank in message.get(BLANK_CONTENT, ()):
+                refused = refused_blank(blank["api"], blank["shape"])
+                if refused is None or (refused["except_final_assistant"] and index == last and role_of(message) == "assistant"):
+                    continue
+                block = blank.get("block")
+                before = message_identity(messages[index - 1]) if index else None
+                yield Violation(
+                    f"{role_of(message)} message {ctx.label(index)} {SHAPES[blank['shape']]}"
+                    f"{f' (block {block})' if block is not None else ''}: {blank['api']} refuses any request that carries it "
+                    f"({refused['error']!r}), so every later request of the session fails too",
+                    key=(blank["shape"], block, message_identity(message), before), message_index=index,
+                    pointer=f"/messages/{index}" + (f"/content/{block}" if block is not None else "/content"),
+                    evidence={"api": blank["api"], "shape": blank["shape"], "provider_error": refused["error"],
+                              **({"block": block} if block is not None else {})},
+                    explained_by=("CTX001", "CTX016"),
+                )
