@@ -8,11 +8,11 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 import orjson
 
-from ctxlint.chat import announces_summary, provider_compaction, role_of, tagged_block_names, text_of
+from ctxlint.chat import BLANK_CONTENT, announces_summary, provider_compaction, role_of, tagged_block_names, text_of
 
 if TYPE_CHECKING:
     from ctxlint.ingest.record import Record
@@ -323,6 +323,20 @@ def refused_blank(api: str, shape: str) -> dict[str, Any] | None:
     """What an API answers to content of this blank shape (ingest marks it: chat.BLANK_CONTENT),
     from the profile data's blank_content; None where the API is not known to refuse it."""
     return next((entry for entry in _table()["blank_content"] if entry["api"] == api and entry["shape"] == shape), None)
+
+
+def refused_as_blank(message: dict[str, Any]) -> Iterable[tuple[dict[str, Any], dict[str, Any]]]:
+    """Each blank the message's body holds that its API refuses (chat.BLANK_CONTENT), with
+    what the API answers to it (refused_blank)."""
+    for blank in message.get(BLANK_CONTENT, ()):
+        refused = refused_blank(blank["api"], blank["shape"])
+        if refused is not None:
+            yield blank, refused
+
+
+def blank_as_a_whole(message: dict[str, Any]) -> bool:
+    """Whether the message says nothing the API takes: it is a blank message, not a turn."""
+    return any(blank["shape"] != "empty_text_block" for blank, _ in refused_as_blank(message))
 
 
 def summary_message(message: dict[str, Any]) -> bool:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ctxlint.chat import different_participants, excerpt, no_reply, role_of, short_hash, tagged_blocks_only, text_of, tool_call_ids
-from ctxlint.profiles.lookup import agent_context, agent_context_after, retries_an_empty_reply, summary_message
+from ctxlint.profiles.lookup import agent_context, agent_context_after, blank_as_a_whole, retries_an_empty_reply, summary_message
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates_cut_history
 from ctxlint.rules.ctx009_tool_result_as_user_message import answered_as_user, results_sent_as_user
@@ -48,7 +48,8 @@ class ConsecutiveUserMessages(Rule):
     the retry prompt a framework sends after leaving a reply with no usable output out of
     the history (pydantic-ai's "Please return text."; the model profiles list them, with
     their sources). Nor are the user messages that stand, one per call, for the results of
-    the tool-call turn right before them: CTX009 reports that turn, once.
+    the tool-call turn right before them: CTX009 reports that turn, once; nor a message
+    the API refuses as blank, which is no turn: CTX029 reports it.
 
     ## Why is this bad?
     Chat models are trained on alternating turns. Two user messages in a row mean the
@@ -108,6 +109,8 @@ class ConsecutiveUserMessages(Rule):
                 first, second = (text_of(messages[i].get("content")) for i in (index - 1, index))
                 if _attachment_only(messages[index - 1], first) or _attachment_only(messages[index], second):
                     continue
+                if blank_as_a_whole(messages[index - 1]) or blank_as_a_whole(messages[index]):
+                    continue  # a message the API refuses as blank, not a second turn: CTX029's finding
                 if tagged_blocks_only(first) or agent_context(messages[index - 1]):
                     continue  # an agent's context put before the user's words: one user turn
                 if agent_context_after(messages[index]) or (

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import BLANK_CONTENT, message_identity, role_of
-from ctxlint.profiles.lookup import refused_blank
+from ctxlint.chat import message_identity, role_of
+from ctxlint.profiles.lookup import refused_as_blank
 from ctxlint.rules.base import Rule, Violation
 
 # what a finding says each blank shape is
@@ -23,8 +23,9 @@ class BlankMessage(Rule):
     text block whose text is `""`, or a message whose text is whitespace alone; in a
     Bedrock Converse body, a text block with no text; in a Gemini body, a content with no
     parts. The last message of a Messages body, when it is the assistant's (a prefill), is
-    left alone: the API allows it. Chat-completions bodies are not judged: OpenAI takes an
-    empty assistant message. Reported once, at the request that first carries the message.
+    left alone: the API allows it. The content of a tool result is not judged (Converse
+    takes an empty one, measured), nor are chat-completions bodies: OpenAI takes an empty
+    assistant message. Reported once, at the request that first carries the message.
     Where the blank message is a reply whose tool calls were lost (CTX001, CTX016 report
     that at the same request), this rule stays quiet.
 
@@ -64,9 +65,8 @@ class BlankMessage(Rule):
         # the previous request's last message is judged again: a prefill it was exempt as is history now
         for index in range(max(ctx.unchanged(self) - 1, 0), len(messages)):
             message = messages[index]
-            for blank in message.get(BLANK_CONTENT, ()):
-                refused = refused_blank(blank["api"], blank["shape"])
-                if refused is None or (refused["except_final_assistant"] and index == last and role_of(message) == "assistant"):
+            for blank, refused in refused_as_blank(message):
+                if refused["except_final_assistant"] and index == last and role_of(message) == "assistant":
                     continue
                 block = blank.get("block")
                 before = message_identity(messages[index - 1]) if index else None
