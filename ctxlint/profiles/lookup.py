@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import orjson
 
-from ctxlint.chat import BLANK_CONTENT, announces_summary, provider_compaction, role_of, tagged_block_names, text_of
+from ctxlint.chat import BLANK_CONTENT, REASONING_FIELDS, announces_summary, provider_compaction, role_of, tagged_block_names, text_of
 
 if TYPE_CHECKING:
     from ctxlint.ingest.record import Record
@@ -318,25 +318,44 @@ def retries_an_empty_reply(message: dict[str, Any]) -> bool:
     return len(text) <= 1000 and any(prompt in " ".join(text.split()) for prompt in _empty_reply_retry_prompts())
 
 
+CHAT_COMPLETIONS = "chat completions"
+_EMPTY_CHAT_MESSAGE = ({"api": CHAT_COMPLETIONS, "shape": "empty_message"},)
+
+
 @lru_cache(maxsize=None)
-def refused_blank(api: str, shape: str) -> dict[str, Any] | None:
-    """What an API answers to content of this blank shape (ingest marks it: chat.BLANK_CONTENT),
-    from the profile data's blank_content; None where the API is not known to refuse it."""
-    return next((entry for entry in _table()["blank_content"] if entry["api"] == api and entry["shape"] == shape), None)
+def refused_blank(api: str, shape: str, profile_id: str | None = None) -> dict[str, Any] | None:
+    """What an API answers to content of this blank shape, from the profile data's
+    blank_content (an entry that names profiles holds for their models alone); None where
+    the API is not known to refuse it."""
+    return next((entry for entry in _table()["blank_content"] if entry["api"] == api and entry["shape"] == shape
+                 and ("profiles" not in entry or profile_id in entry["profiles"])), None)
 
 
-def refused_as_blank(message: dict[str, Any]) -> Iterable[tuple[dict[str, Any], dict[str, Any]]]:
-    """Each blank the message's body holds that its API refuses (chat.BLANK_CONTENT), with
-    what the API answers to it (refused_blank)."""
-    for blank in message.get(BLANK_CONTENT, ()):
-        refused = refused_blank(blank["api"], blank["shape"])
+def blanks_of(message: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+    """The blanks ingest marked on a message of another API's body (chat.BLANK_CONTENT); in
+    chat-completions terms, an assistant message that carries nothing at all: no text, no
+    tool or function call, no reasoning."""
+    marked = message.get(BLANK_CONTENT)
+    if marked is not None:
+        return marked
+    if role_of(message) == "assistant" and message.get("content") in (None, "", []) and not message.get("tool_calls") \
+            and not message.get("function_call") and not any(message.get(name) for name in REASONING_FIELDS):
+        return _EMPTY_CHAT_MESSAGE
+    return ()
+
+
+def refused_as_blank(message: dict[str, Any], profile_id: str | None = None) -> Iterable[tuple[dict[str, Any], dict[str, Any]]]:
+    """Each blank of the message (blanks_of) that its API refuses, with what the API answers
+    to it (refused_blank); `profile_id`: the model profile of the request."""
+    for blank in blanks_of(message):
+        refused = refused_blank(blank["api"], blank["shape"], profile_id)
         if refused is not None:
             yield blank, refused
 
 
-def blank_as_a_whole(message: dict[str, Any]) -> bool:
+def blank_as_a_whole(message: dict[str, Any], profile_id: str | None = None) -> bool:
     """Whether the message says nothing the API takes: it is a blank message, not a turn."""
-    return any(blank["shape"] != "empty_text_block" for blank, _ in refused_as_blank(message))
+    return any(blank["shape"] != "empty_text_block" for blank, _ in refused_as_blank(message, profile_id))
 
 
 def summary_message(message: dict[str, Any]) -> bool:

@@ -22,10 +22,14 @@ class BlankMessage(Rule):
     Bedrock's InvokeModel or Vertex AI), a message with empty content (`""` or `[]`), a
     text block whose text is `""`, or a message whose text is whitespace alone; in a
     Bedrock Converse body, a text block with no text; in a Gemini body, a content with no
-    parts. The last message of a Messages body, when it is the assistant's (a prefill), is
-    left alone: the API allows it. The content of a tool result is not judged (Converse
-    takes an empty one, measured), nor are chat-completions bodies: OpenAI takes an empty
-    assistant message. Reported once, at the request that first carries the message.
+    parts; in a chat-completions body sent to a model of Moonshot's (Kimi, moonshot-v1),
+    an assistant message with no content, no tool calls and no reasoning, unless the
+    request's successful reply is logged (other hosts serve Kimi, and may take it). The
+    last message of a Messages or chat-completions body, when it is the assistant's (a
+    prefill), is left alone: the APIs allow it. The content of a tool result is not judged
+    (Converse takes an empty one, measured), nor are other models' chat-completions
+    bodies: OpenAI and DeepSeek take an empty assistant message. Reported once, at the
+    request that first carries the message.
     Where the blank message is a reply whose tool calls were lost (CTX001, CTX016 report
     that at the same request), this rule stays quiet.
 
@@ -62,17 +66,22 @@ class BlankMessage(Rule):
     def check(self, ctx) -> Iterable[Violation]:
         messages = ctx.messages
         last = len(messages) - 1
+        response = ctx.turn.record.response
+        answered = response is not None and not response.failed
+        profile_id = ctx.profile.id if ctx.profile.known else None
         # the previous request's last message is judged again: a prefill it was exempt as is history now
         for index in range(max(ctx.unchanged(self) - 1, 0), len(messages)):
             message = messages[index]
-            for blank, refused in refused_as_blank(message):
+            for blank, refused in refused_as_blank(message, profile_id):
                 if refused["except_final_assistant"] and index == last and role_of(message) == "assistant":
                     continue
+                if answered and refused.get("unless_answered"):
+                    continue  # served by a host that took it
                 block = blank.get("block")
                 before = message_identity(messages[index - 1]) if index else None
                 yield Violation(
                     f"{role_of(message)} message {ctx.label(index)} {SHAPES[blank['shape']]}"
-                    f"{f' (block {block})' if block is not None else ''}: {blank['api']} refuses any request that carries it "
+                    f"{f' (block {block})' if block is not None else ''}: {refused.get('by', blank['api'])} refuses any request that carries it "
                     f"({refused['error']!r}), so every later request of the session fails too",
                     key=(blank["shape"], block, message_identity(message), before), message_index=index,
                     pointer=f"/messages/{index}" + (f"/content/{block}" if block is not None else "/content"),
