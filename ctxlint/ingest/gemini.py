@@ -29,9 +29,9 @@ from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_
 
 NAME = "Gemini generateContent"
 CALL_PARTS = {"/function/arguments": "/args", "/function/name": "/name", "/id": "/id"}
-# Gemini finish reasons in chat-completions terms, so rules read one vocabulary.
 # a content with no parts, which the API refuses (CTX029)
 EMPTY_CONTENT = ({"api": NAME, "shape": "empty_message"},)
+# Gemini finish reasons in chat-completions terms, so rules read one vocabulary.
 FINISH_REASONS = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "content_filter", "RECITATION": "content_filter",
                   "BLOCKLIST": "content_filter", "PROHIBITED_CONTENT": "content_filter", "SPII": "content_filter"}
 

@@ -55,17 +55,18 @@ class ProviderError(Rule):
     ## What it does
     Reports a logged response that is an API error, classified as message order,
     thinking/reasoning, blank content, model output, auth, rate limit, server error or
-    other, quoting the provider's message. Rate-limit and server errors (HTTP 429, 5xx, "overloaded") and
-    model-output errors (the model did not make the tool call the request required, or
-    wrote a call that does not parse: Groq's `tool_use_failed`) are reported as info, not
-    error: they say nothing wrong about the request, and retrying them is the right
-    handling (the retry itself is legal for every rule), but a run of them explains a
-    slow or failed session. Any other error the session got before, word for word, is
-    reported once, where it started: the request resent, or the same defect sent again.
-    An error about a defect another rule reports at the same request is reported once,
-    by that rule (a thinking or reasoning error by CTX004, CTX005 or CTX015; a message
-    order error by the tool-call and turn-order rules; a blank-content error by CTX029; a
-    context-length error by CTX006, with the token count), unless that rule is not selected.
+    other, quoting the provider's message. Rate-limit and server errors (HTTP 429, 5xx,
+    "overloaded") and model-output errors (the model did not make the tool call the
+    request required, or wrote a call that does not parse: Groq's `tool_use_failed`) are
+    reported as info, not error: they say nothing wrong about the request, and retrying
+    them is the right handling (the retry itself is legal for every rule), but a run of
+    them explains a slow or failed session. Any other error the session got before, word
+    for word, is reported once, where it started: the request resent, or the same defect
+    sent again. An error about a defect another rule reports at the same request is
+    reported once, by that rule (a thinking or reasoning error by CTX004, CTX005 or
+    CTX015; a message order error by the tool-call and turn-order rules; a blank-content
+    error by CTX029; a context-length error by CTX006, with the token count), unless that
+    rule is not selected.
 
     ## Why is this bad?
     An error response is the provider telling you what was wrong with the request. In a
