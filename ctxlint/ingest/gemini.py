@@ -6,7 +6,8 @@ message: its text parts are its content, its `functionCall` parts its tool calls
 the thought signatures its parts carry (kept whole) its reasoning; thought summaries
 (`thought: true`) are not, since nothing requires them back. In a `user` content, each
 `functionResponse` part is a tool message and the other parts, in order, user messages.
-The REST API takes both camelCase and snake_case field names; so does this.
+The REST API takes both camelCase and snake_case field names; so does this. A content
+with no parts (the API returns an empty reply so) is an empty message, marked for CTX029.
 
 A call the provider did not give an id is named by its function and arguments
 (`name:hash`, `#k` for the k-th same call in the conversation, the reply's calls counted
@@ -70,21 +71,24 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
     seen: dict[str, int] = {}  # how many calls each name:hash has had so far
     for index, content in enumerate(body["contents"]):
         pointer = f"/contents/{index}"
-        if not isinstance(content, dict) or not isinstance(content.get("parts"), list):
+        # a content without parts is how the API returns an empty reply (stored as it came: CTX029)
+        parts = content.get("parts", []) if isinstance(content, dict) else None
+        if not isinstance(parts, list):
             raise BodyProblem(f"content {index} is not an object with a `parts` list", pointer)
+        where = "/parts" if "parts" in content else ""
         if content.get("role") == "model":
-            message, call_pointers, given_ids = model_message(content["parts"], pointer, seen)
-            if not content["parts"]:
+            message, call_pointers, given_ids = model_message(parts, pointer, seen)
+            if not parts:
                 message[BLANK_CONTENT] = EMPTY_CONTENT
             messages.append(message)
-            origins.append(Origin(index, pointer, call_pointers, content="/parts", reasoning=pointer + "/parts"))
+            origins.append(Origin(index, pointer, call_pointers, content=where, reasoning=pointer + where))
             calls, given = defaultdict(deque), defaultdict(deque)
             for call, given_id in zip(message.get("tool_calls", ()), given_ids):
                 calls[call["function"]["name"]].append(call["id"])
                 if given_id is not None:
                     given[given_id].append(call["id"])
         else:
-            for message, origin in _user_messages(content["parts"], index, pointer, calls, given):
+            for message, origin in _user_messages(parts, index, pointer, calls, given):
                 messages.append(message)
                 origins.append(origin)
     request = {name: value for name, value in body.items()
