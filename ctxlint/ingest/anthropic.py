@@ -67,7 +67,11 @@ def to_chat(body: dict[str, Any], api: str = NAME) -> tuple[dict[str, Any], Sour
     if system is not None:
         if not isinstance(system, (str, list)):
             raise BodyProblem("`system` is neither a string nor a list of text blocks", "/system")
-        normalized.append({"role": "system", "content": text_of(system)})
+        prompt = {"role": "system", "content": text_of(system)}
+        blank = _blank_prompt(system, api) if api == NAME else []  # Converse's is not known to be refused
+        if blank:
+            prompt[BLANK_CONTENT] = blank
+        normalized.append(prompt)
         origins.append(Origin(None, "/system", name="system"))
     server_calls: set[str] = set()  # the ids of the server calls of the assistant's turn so far
     for index, message in enumerate(messages):
@@ -147,6 +151,14 @@ def blank_content(content: str | list[Any], api: str) -> list[dict[str, Any]]:
            and block["text"].isspace() for block in content):
         return [{"api": api, "shape": "whitespace_text"}]
     return []
+
+
+def _blank_prompt(system: str | list[Any], api: str) -> list[dict[str, Any]]:
+    """What of the top-level system prompt may be refused as blank: a string is one text
+    block, and an empty list sends no prompt at all."""
+    if isinstance(system, str):
+        return [] if system and not system.isspace() else [{"api": api, "shape": "whitespace_text" if system else "empty_text_block"}]
+    return blank_content(system, api) if system else []
 
 
 def _uncalled_server_results(content: str | list[Any], server_calls: set[str]) -> list[dict[str, Any]]:

@@ -20,7 +20,8 @@ class BlankMessage(Rule):
     Flags a message of the history whose content the API refuses as blank, where the
     model profiles' data says it does: in an Anthropic Messages body (sent to Anthropic,
     Bedrock's InvokeModel or Vertex AI), a message with empty content (`""` or `[]`), a
-    text block whose text is `""`, or a message whose text is whitespace alone; in a
+    text block whose text is `""`, or a message whose text is whitespace alone (the
+    top-level `system` prompt too); in a
     Bedrock Converse body, a text block with no text; in a Gemini body, a content with no
     parts; in a chat-completions body sent to a model of Moonshot's (Kimi, moonshot-v1),
     an assistant message with no content, no tool calls and no reasoning, unless the
@@ -79,8 +80,9 @@ class BlankMessage(Rule):
                     continue  # served by a host that took it
                 block = blank.get("block")
                 before = message_identity(messages[index - 1]) if index else None
+                label = ctx.label(index)
                 yield Violation(
-                    f"{role_of(message)} message {ctx.label(index)} {SHAPES[blank['shape']]}"
+                    f"{f'{role_of(message)} message {label}' if label.isdigit() else f'`{label}`'} {SHAPES[blank['shape']]}"
                     f"{f' (block {block})' if block is not None else ''}: {refused.get('by', blank['api'])} refuses any request that carries it "
                     f"({refused['error']!r}), so every later request of the session fails too",
                     key=(blank["shape"], block, message_identity(message), before), message_index=index,
