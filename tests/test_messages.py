@@ -28,8 +28,8 @@ def test_modified_reasoning_names_the_reply_of_the_turn_that_reused_a_call_id():
 
 
 def test_provider_errors_are_classified_by_what_the_provider_said(tmp_path):
-    """Errors as DeepSeek, Moonshot, OpenAI, Anthropic and Gemini word them: the class names
-    the rule family to look at (message order, thinking/reasoning)."""
+    """Errors as DeepSeek, Moonshot, OpenAI, Anthropic, Gemini, Bedrock and Mistral word them:
+    the class names the rule family to look at (message order, thinking/reasoning, blank content)."""
     import orjson
 
     said = [
@@ -41,6 +41,14 @@ def test_provider_errors_are_classified_by_what_the_provider_said(tmp_path):
                               "your input). You should interleave the user/assistant messages in the message sequence.", "message order"),
         ("gemini-2.5-flash", "Please ensure that function call turn comes immediately after a user turn or after a function response turn.",
          "message order"),
+        # blank content (CTX029), as Anthropic, Moonshot, Gemini, Bedrock Converse, Mistral and vLLM word it
+        ("claude-sonnet-4-5", "messages.1: all messages must have non-empty content except for the optional final assistant message", "blank content"),
+        ("claude-sonnet-4-5", "system: text content blocks must be non-empty", "blank content"),
+        ("kimi-k2.5", "Invalid request: the message at position 8 with role 'assistant' must not be empty", "blank content"),
+        ("gemini-2.5-flash", "* GenerateContentRequest.contents[6].parts: contents.parts must not be empty.", "blank content"),
+        ("claude-sonnet-4-5", "The text field in the ContentBlock object at messages.11.content.0 is blank. Add text to the text field, and try again.",
+         "blank content"),
+        ("mistral-large-latest", "Assistant message must have either content or tool_calls, but not none.", "blank content"),
     ]
     log = tmp_path / "errors.jsonl"
     log.write_bytes(b"".join(orjson.dumps({"session_id": f"s{n}", "request": {"model": model, "messages": [{"role": "user", "content": "hi"}]},

@@ -14,10 +14,11 @@ ERROR_CLASSES = (
     # Groq's tool_use_failed, which quotes the failed generation
     ("model output", re.compile(r"tool_use_failed|failed_generation|did not call a tool|failed to call a function"
                                 r"|(?:could not|failed to) parse (?:the )?(?:tool|function) call", re.IGNORECASE)),
-    # a message or block the API refuses as blank (Anthropic, Bedrock Converse, Gemini, Moonshot)
+    # a message or block the API refuses as blank (Anthropic, Bedrock Converse, Gemini, Moonshot, Mistral, vLLM)
     ("blank content", re.compile(r"non-empty content|must be non-empty|non-whitespace text|ContentBlock object at \S+ is blank"
                                  r"|parts must not be empty|empty text parameter|at least one parts? field"
-                                 r"|with role '\w+' must not be empty", re.IGNORECASE)),
+                                 r"|with role '\w+' must not be empty|must have either content or tool_calls"
+                                 r"|Invalid assistant message: role='assistant' content=None", re.IGNORECASE)),
     ("thinking/reasoning", re.compile(r"reasoning|thinking|thought|思考", re.IGNORECASE)),
     ("message order", re.compile(r"tool_call_id|tool_calls|tool_use|tool_result|tool output|function_call|function call turn|function response|must be followed|"
                                  r"preceding|role|alternat|consecutive|successive|interleave|order", re.IGNORECASE)),
