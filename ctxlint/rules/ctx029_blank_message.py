@@ -52,8 +52,8 @@ class BlankMessage(Rule):
     ```
 
     Use instead: leave an empty reply out of the history (or store what it did say: its
-    tool calls, its thinking blocks), and drop text blocks that are empty or whitespace
-    alone before sending.
+    tool calls, its thinking blocks), drop text blocks that are empty or whitespace alone
+    before sending, and leave out a system prompt that says nothing.
     """
 
     code = "CTX029"
@@ -62,7 +62,7 @@ class BlankMessage(Rule):
     recurs = True
     recurs_on = ("assistant", "user")
     remediation = ("Leave empty replies out of the history (or keep what they did carry: tool calls, thinking blocks), "
-                   "and drop empty or whitespace-only text blocks before sending.")
+                   "drop empty or whitespace-only text blocks before sending, and send no system prompt rather than a blank one.")
 
     def check(self, ctx) -> Iterable[Violation]:
         messages = ctx.messages
