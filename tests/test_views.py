@@ -126,6 +126,17 @@ def test_show_marks_a_lost_text_reply_as_the_loss_check_reports():
     assert "first loss: message #3, at turn 2" in text
 
 
+def test_show_marks_a_blank_message_where_it_is_first_sent():
+    """An empty reply stored as it came is sent verbatim, and the API refuses it (CTX029):
+    not legal at the request that first sends it, legal nowhere after it either."""
+    text = run_cli("show", str(FIXTURES / "rules" / "CTX029" / "fail_anthropic_empty_reply_stored_as_it_came.jsonl"), "--session", "q3").stdout
+    assert "turn 2: message #3 (assistant, turn 1 response) sent — not legal: CTX029" in text
+    assert "first loss: message #3, at turn 2; later turns carried it as it was" in text
+    blank_user = run_cli("show", str(FIXTURES / "rules" / "CTX029" / "fail_anthropic_empty_user_message_refused_with_its_error.jsonl"),
+                         "--session", "ue").stdout
+    assert "turn 2: message #4 (user, turn 2 request) sent — not legal: CTX029" in blank_user
+
+
 def test_show_agrees_with_check_on_reasoning():
     """A tool-call turn first sent without the reasoning its model requires is not legal
     where it is first sent (CTX004); a reply sent back with one of its two copies of the

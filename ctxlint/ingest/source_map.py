@@ -82,12 +82,14 @@ class SourceMap:
         """How a finding's text names a normalized field, in the body's terms."""
         return self.reasoning if self.reasoning is not None and name in REASONING_FIELDS else name
 
+    def index_of(self, index: int | None) -> int | None:
+        """The body's own index of normalized message `index` (None for a top-level prompt)."""
+        return self.origins[index].index if index is not None and 0 <= index < len(self.origins) else index
+
     def relocate(self, violation: Any) -> Any:
         """The violation with its message index and JSON pointer in the sent body's terms."""
-        index = violation.message_index
+        index = self.index_of(violation.message_index)
         pointer = self.pointer(violation.pointer)
-        if index is not None and 0 <= index < len(self.origins):
-            index = self.origins[index].index
         if index == violation.message_index and pointer == violation.pointer:
             return violation
         return replace(violation, message_index=index, pointer=pointer)

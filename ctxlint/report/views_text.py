@@ -14,7 +14,7 @@ from ctxlint.views.send_record import DROPPED, MODIFIED, SENT, SUMMARIZED, SendR
 from ctxlint.views.stats import Usage
 
 SYMBOL = {SENT: ("=", "green"), MODIFIED: ("~", "yellow"), DROPPED: ("-", "dim"), SUMMARIZED: ("S", "cyan")}
-LEGEND = "= sent verbatim · ~ sent modified · - dropped (legal) · × dropped, modified or sent without what it must carry, against the rules · S replaced by a summary · blank: not yet in the session"
+LEGEND = "= sent verbatim · ~ sent modified · - dropped (legal) · × dropped, modified, sent without what it must carry or sent blank, against the rules · S replaced by a summary · blank: not yet in the session"
 
 
 def _console(out: IO[str], color: bool) -> Console:
@@ -70,8 +70,10 @@ def render_send_record(record: SendRecord, out: IO[str], *, color: bool, redact:
         console.print(Text(f"  turn {finding.turn}: {finding.code}: {safe(finding.message)}", style="red"))  # quotes redacted with the report
     if record.first_loss is not None:
         row, turn = record.first_loss
+        # a message sent against the rules (without its reasoning, or blank) goes on being sent so
+        sent = next(entry for entry in record.entries if entry.row == row).statuses[turn].kind == SENT
         console.print()
-        console.print(Text(f"first loss: message #{row}, at turn {turn}; later turns ran without it", style="bold red"))
+        console.print(Text(f"first loss: message #{row}, at turn {turn}; later turns {'carried it as it was' if sent else 'ran without it'}", style="bold red"))
 
 
 def _usage_table(title: str, rows: list[Usage], console: Console) -> None:

@@ -65,15 +65,20 @@ def _changed_fields(original: dict[str, Any], sent: dict[str, Any]) -> tuple[str
 # What a message first sent without can be said of it though no request carried it whole
 # before: the reasoning its turn had (the reply that returned it was not logged).
 SENT_WITHOUT = ("CTX004",)
+# What a message sent as it came can be against: its API refuses it as blank.
+SENT_REFUSED = ("CTX029",)
 # A loss of a message the log may never have held (a reply that was never logged nor sent
 # back): no row stands for it, so the record names it apart.
 UNLOGGED_LOSSES = ("CTX016",)
 
 
-def _findings_for(findings: list[Finding], turn: int, entry: Entry, index: int | None) -> list[Finding]:
+def _findings_for(findings: list[Finding], turn: Turn, entry: Entry, index: int | None) -> list[Finding]:
     """The findings of this turn that are about this message (by tool_call id, index,
-    first-turn slot, or the turn whose reply it was)."""
-    return [finding for finding in findings if finding.turn == turn and finding.severity != "info" and _about_entry(finding, entry, index)]
+    first-turn slot, or the turn whose reply it was); `index` is the message's place in the
+    normalized request, which findings name as the body that was sent numbers it."""
+    source_map = turn.record.source_map
+    sent = source_map.index_of(index) if source_map is not None else index
+    return [finding for finding in findings if finding.turn == turn.number and finding.severity != "info" and _about_entry(finding, entry, sent)]
 
 
 def _about_entry(finding: Finding, entry: Entry, index: int | None) -> bool:
@@ -192,15 +197,18 @@ class SendRecordBuilder:
                     by_identity.setdefault(turn.identities[index], entry)
                     matched[index] = entry
                     entry.statuses[turn.number] = Status(SENT, index)
-                    found = [f for f in _findings_for(self.findings, turn.number, entry, index) if f.code in SENT_WITHOUT]
-                    if found and entry.role == "assistant":
+                    found = [f for f in _findings_for(self.findings, turn, entry, index)
+                             if f.code in SENT_REFUSED or (f.code in SENT_WITHOUT and entry.role == "assistant")]
+                    if found:
                         entry.statuses[turn.number] = Status(SENT, index, legal=False, why=self._told(found))
                     continue
                 entry = matched[index]
                 changed = _changed_fields(entry.original, message)
                 status = Status(MODIFIED if changed else SENT, index, changed)
-                if changed:
-                    found = _findings_for(self.findings, turn.number, entry, index)
+                if not changed and (found := [f for f in _findings_for(self.findings, turn, entry, index) if f.code in SENT_REFUSED]):
+                    status.legal, status.why = False, self._told(found)  # a reply stored as it came, which the API refuses
+                elif changed:
+                    found = _findings_for(self.findings, turn, entry, index)
                     reasoning_only = all(name in REASONING_FIELDS for name in changed)
                     if found:
                         status.legal, status.why = False, self._told(found)
@@ -223,7 +231,7 @@ class SendRecordBuilder:
                     continue
                 if not entry.statuses and "response" not in entry.origin:
                     continue
-                found = _findings_for(self.findings, turn.number, entry, None)
+                found = _findings_for(self.findings, turn, entry, None)
                 previous = entry.statuses.get(before)
                 if found:
                     status = Status(DROPPED, legal=False, why=self._told(found))
