@@ -30,10 +30,10 @@ class DroppedReasoningContent(Rule):
     reasoning coming back is enough, unless the reply carried a sealed one (signed
     thinking blocks, an encrypted item, thought signatures): the provider verifies that
     one, so a readable copy alone (`reasoning_content`, a `reasoning` string) is flagged.
-    So is a tool-call turn whose reasoning comes back under another field than the one
-    the maker's API reads (OpenRouter's `reasoning` sent to DeepSeek's or Moonshot's API,
-    which check `reasoning_content`), where the request names the model as that API does
-    (no `org/` prefix) and no successful reply to it is logged.
+    So is a tool-call turn whose reasoning the reply carried in the field the maker's API
+    reads and checks (DeepSeek's and Moonshot's `reasoning_content`) and that comes back
+    under another (OpenRouter's `reasoning`, a `<think>` block), where the request names
+    the model as that API does (no `org/` prefix) and no successful reply to it is logged.
 
     When pass-back is required comes from the packaged model profiles: DeepSeek's thinking
     models, Kimi K2 thinking, MiniMax-M2 and GLM-5.3 require it on turns that made tool
@@ -143,12 +143,16 @@ class DroppedReasoningContent(Rule):
         """A tool-call turn sent while thinking with its reasoning under a field the maker's
         own API does not read (OpenRouter's `reasoning`, a `<think>` block), where that API
         checks its own field on every tool-call turn (DeepSeek's and Moonshot's
-        `reasoning_content`): the request names the model as that API does (no org/ prefix,
-        which other hosts use, and they may read other fields) and no successful reply to it
-        is logged (a host that took it read the field)."""
+        `reasoning_content`) and the reply carried it in that field: the app renamed it. The
+        request names the model as that API does (no org/ prefix, which other hosts use, and
+        they may read other fields), and no successful reply to it is logged (a host that
+        took it read the field)."""
         message, record, field = ctx.messages[index], ctx.turn.record, ctx.profile.reasoning_field
         if field is None or field in message or not ctx.thinking or not call_id:
             return None
+        known = ctx.known_reasoning(index)
+        if not known or field not in known:
+            return None  # the host's replies carry it under another name (a self-hosted server's `reasoning`)
         if "/" in (record.model or "") or (record.source_map is not None and record.source_map.reasoning is not None):
             return None  # another host's name for the model, or another API's body
         if record.response is not None and not record.response.failed:
