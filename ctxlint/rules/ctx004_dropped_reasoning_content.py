@@ -98,10 +98,10 @@ class DroppedReasoningContent(Rule):
             ids = tool_call_ids(message)
             call_id = ids[0] if ids else None
             if reasoning_of(message)[0] is not None:
-                misplaced = self._under_another_field(ctx, index, identity, call_id)
-                kept_readable = misplaced or self._readable_copy_only(ctx, index, identity, call_id)
-                if kept_readable is not None:
-                    yield kept_readable
+                # reasoning sent back, but not as the provider reads or verifies it
+                unread = self._under_another_field(ctx, index, identity, call_id) or self._readable_copy_only(ctx, index, identity, call_id)
+                if unread is not None:
+                    yield unread
                 continue
             known = ctx.known_reasoning(index)
             if known is not None:
