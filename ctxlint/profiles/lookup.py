@@ -355,9 +355,10 @@ def refused_as_blank(message: dict[str, Any], profile_id: str | None = None) -> 
             yield blank, refused
 
 
-def blank_as_a_whole(message: dict[str, Any], profile_id: str | None = None) -> bool:
-    """Whether the message says nothing the API takes: it is a blank message, not a turn."""
-    return any(blank["shape"] != "empty_text_block" for blank, _ in refused_as_blank(message, profile_id))
+def blank_as_a_whole(message: dict[str, Any]) -> bool:
+    """Whether the message says nothing the API takes, whatever the model: it is a blank
+    message, not a turn."""
+    return any(blank["shape"] != "empty_text_block" for blank, _ in refused_as_blank(message))
 
 
 def summary_message(message: dict[str, Any]) -> bool:
