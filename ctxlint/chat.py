@@ -174,6 +174,24 @@ def last_user_index(messages: list[dict[str, Any]]) -> int:
     return -1
 
 
+def last_user_turn_index(messages: list[dict[str, Any]]) -> int:
+    """Index of the request's last user message that opens a user turn, or -1: user messages
+    next to tool results (beside them in one body message, or right after them) are part of
+    the results' turn where the API merges consecutive user messages, as Anthropic's does."""
+    index = len(messages) - 1
+    while index >= 0:
+        if role_of(messages[index]) != "user":
+            index -= 1
+            continue
+        start = index
+        while start > 0 and role_of(messages[start - 1]) in ("user", "tool"):
+            start -= 1
+        if all(role_of(message) == "user" for message in messages[start:index + 1]):
+            return index
+        index = start - 1
+    return -1
+
+
 def assistant_calls(messages: list[dict[str, Any]], start: int = 0) -> Iterator[tuple[int, int, dict[str, Any]]]:
     """(message index, position in its tool_calls, call) for every call in the history from start."""
     for index in range(start, len(messages)):

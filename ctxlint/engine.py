@@ -21,7 +21,7 @@ import orjson
 from ctxlint.chat import ReasoningSeen, call_made, greeting_only, last_user_index, message_identity, returned_reasoning, role_of, sealed, short_hash, text_of, tool_calls_of
 from ctxlint.ingest.record import InputProblem, Record, too_deep
 from ctxlint.ingest.shapes import LOG_FIELDS
-from ctxlint.profiles import Profile, ProfileBook, passback_required
+from ctxlint.profiles import Profile, ProfileBook, passback_required, tool_loop_start
 from ctxlint.rules.base import NO_CHAIN, Finding, Rule, Violation
 from ctxlint.sessions.grouping import ROUTED_PARTS, SessionAssembler, Thread, carrying_older, note_reply, part_name, route
 from ctxlint.sessions.history import Transition, align, side_request_on
@@ -423,11 +423,11 @@ class TurnContext:
 
     def passback_required(self, index: int) -> bool:
         """Whether the profile says the reasoning of assistant message `index` must go back."""
-        return passback_required(self.profile, self.turn.record, self.messages[index], index > self.last_user_index)
+        return passback_required(self.profile, self.turn.record, self.messages[index], index > self.tool_loop_start)
 
     @cached_property
-    def last_user_index(self) -> int:
-        return last_user_index(self.messages)
+    def tool_loop_start(self) -> int:
+        return tool_loop_start(self.profile, self.messages)
 
     def known_reasoning(self, index: int) -> dict[str, Any] | None:
         """What the ledger knows of the reasoning of message `index`'s turn. Reasoning another

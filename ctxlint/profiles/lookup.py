@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import orjson
 
-from ctxlint.chat import BLANK_CONTENT, REASONING_FIELDS, announces_summary, provider_compaction, role_of, tagged_block_names, text_of
+from ctxlint.chat import BLANK_CONTENT, REASONING_FIELDS, announces_summary, last_user_index, last_user_turn_index, provider_compaction, role_of, tagged_block_names, text_of
 
 if TYPE_CHECKING:
     from ctxlint.ingest.record import Record
@@ -26,6 +26,8 @@ _BEDROCK_NAME = re.compile(r"(?:[a-z-]{2,7}\.)?(anthropic|meta|mistral|amazon|co
 _FIREWORKS_VERSION = re.compile(r"(?<=\d)p(?=\d)")  # Fireworks spells a version's dot as p (glm-4p6)
 _QUANTIZED = re.compile(r"-(?:fp8|fp16|bf16|int4|int8|awq|gptq)$")  # a served checkpoint's precision, not another model
 # When several models.dev providers list a model, the maker's own listing speaks first.
+# Pass-back on the tool-call turns of the loop still going, after tool_loop_start.
+OPEN_LOOP_PASSBACK = frozenset({"open_tool_loop", "open_tool_turn"})
 _PROVIDER_PRIORITY = ("zai", "zhipuai", "deepseek", "moonshotai", "minimax", "alibaba", "openai", "anthropic", "google", "xai", "mistral")
 
 
@@ -244,14 +246,21 @@ def _thinking_conflicts(candidates: list[str]) -> dict[str, Any]:
             "final_assistant_follows_thinking": bool(entry.get("final_assistant_follows_thinking"))}
 
 
+def tool_loop_start(profile: Profile, messages: list[dict[str, Any]]) -> int:
+    """Index of the user message the request's tool loop still going follows, as the
+    model's API sees it: the last user message, or, where user text next to tool results
+    is part of the results' turn (open_tool_turn), the last one that opens a user turn."""
+    return last_user_turn_index(messages) if "open_tool_turn" in profile.passback else last_user_index(messages)
+
+
 def passback_required(profile: Profile, record: Record, message: dict[str, Any], open_loop: bool) -> bool:
     """Whether the profile says this assistant message of the record's request must have
-    its reasoning sent back, where the log records reasoning at all; `open_loop`: no user
-    message follows it in the request (its tool loop is still going)."""
+    its reasoning sent back, where the log records reasoning at all; `open_loop`: it comes
+    after the request's tool_loop_start (its tool loop is still going)."""
     if not record.reasoning_recorded:
         return False
     calls = message.get("tool_calls")
-    if calls and ("tool_call_turns" in profile.passback or ("open_tool_loop" in profile.passback and open_loop)):
+    if calls and ("tool_call_turns" in profile.passback or (profile.passback & OPEN_LOOP_PASSBACK and open_loop)):
         return True
     if calls and "item_linked_tool_calls" in profile.passback and any(isinstance(call, dict) and call.get("item_id") for call in calls):
         return True  # a Responses call sent with its item id: the provider looks for the reasoning item before it

@@ -40,8 +40,9 @@ class DroppedReasoningContent(Rule):
     calls; GLM 4.5 to 5.2 on the tool-call turns of the loop still going (its chat template
     shows reasoning only after the last user message), and on every turn when
     `thinking.clear_thinking` is false (preserved thinking); Claude with extended thinking
-    on the tool-call turns of the tool loop still going (no user message after them),
-    where reasoning is the `thinking` blocks; OpenAI reasoning
+    on the tool-call turns of the tool loop still going (no user turn after them: text
+    sent beside the tool results or right after them is part of their turn, which the API
+    merges), where reasoning is the `thinking` blocks; OpenAI reasoning
     models (GPT-5, o-series) on Responses API function calls sent back with their item id
     (`fc_…`), where reasoning is the `reasoning` items that came before them in the
     response (a call sent without its item id is not linked to any; with `store: false`

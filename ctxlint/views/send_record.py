@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxlint.chat import REASONING_FIELDS, Quoted, excerpt, last_user_index, message_identity, returned_reasoning, role_of, sealed, similar, text_of, tool_call_ids
+from ctxlint.chat import REASONING_FIELDS, Quoted, excerpt, message_identity, returned_reasoning, role_of, sealed, similar, text_of, tool_call_ids
 from ctxlint.ingest.call_ids import unpaired_form
-from ctxlint.profiles import ProfileBook, passback_required, sealed_only
+from ctxlint.profiles import ProfileBook, passback_required, sealed_only, tool_loop_start
 from ctxlint.rules.base import Finding
 from ctxlint.sessions.history import Transition, align, side_request_on
 from ctxlint.sessions.model import STEERING_ROLES, Session, Turn
@@ -216,7 +216,7 @@ class SendRecordBuilder:
                         # one of the copies a reply carries is enough (OpenRouter's reasoning and reasoning_details)
                         status.why = f"its reasoning came back as {', '.join(kept)}"
                     elif (reasoning_only and role_of(message) == "assistant"
-                          and passback_required(profile, turn.record, entry.original, index > last_user_index(turn.messages))
+                          and passback_required(profile, turn.record, entry.original, index > tool_loop_start(profile, turn.messages))
                           and not (sealed_only(profile, turn.record.request) and not any(sealed(*carried) for carried in returned_reasoning(entry.original)))):
                         status.legal, status.why = False, f"{profile.id} requires this reasoning to be passed back"
                     elif reasoning_only:
