@@ -899,6 +899,30 @@ def test_ollama_think_false_turns_the_thinking_off(tmp_path):
     assert code_lines(json_report(str(log))) == []
 
 
+def test_other_api_calls_an_app_logs_beside_its_chat_requests_are_skipped_by_what_they_are(tmp_path):
+    """An app's request log holds its embeddings, moderation, completion and image calls too.
+    They have no conversation: counted as skipped, by what they are, logged in an envelope or
+    bare, not reported as broken chat requests (CTX900), which would fail a CI gate on legal traffic. A Responses API body
+    beside them, whose `input` is items, is still read."""
+    chat = {"model": "gpt-4o", "messages": [{"role": "user", "content": "Summarize the retrieved passage about tides."}]}
+    log = write_records(tmp_path / "app.jsonl", [
+        {"request": {"model": "text-embedding-3-small", "input": "How do tides work?"},
+         "response": {"object": "list", "data": [{"object": "embedding", "index": 0, "embedding": [0.1, 0.2]}]}},
+        {"request": {"model": "my-encoder", "input": ["passage one", "passage two"], "encoding_format": "float"}},
+        {"model": "bge-m3", "input": [[101, 2054, 102]]},
+        {"request": {"model": "omni-moderation-latest", "input": "How do tides work?"}},
+        {"request": {"model": "gpt-3.5-turbo-instruct", "prompt": "Tides are", "max_tokens": 16}},
+        {"request": {"model": "dall-e-3", "prompt": "a tide chart", "size": "1024x1024"}},
+        {"request": chat, "response": {"object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "Tides follow the moon."}, "finish_reason": "stop"}]}},
+        {"request": {"model": "gpt-4.1", "input": [{"role": "user", "content": "And spring tides?"}]}},
+    ])
+    result = run_cli("check", "--format", "json", log)
+    report = orjson.loads(result.stdout)
+    assert result.exit_code == 0 and report["findings"] == [] and report["summary"]["records"] == 2
+    assert report["summary"]["skipped"] == {"not a chat call: a completions or image body (a `prompt`, no `messages`)": 2,
+                                            "not a chat call: a moderation body": 1, "not a chat call: an embeddings body": 3}
+
+
 def test_litellm_logging_payload_settings_and_failures_are_read():
     """LiteLLM's StandardLoggingPayload keeps the request's settings in `model_parameters`
     and logs a failed call as `status: failure` with `error_str`. Its tools and thinking

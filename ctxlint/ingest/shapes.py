@@ -361,6 +361,9 @@ def body_record(body: Any, file: str, line: int, shape: str, pointer_base: str, 
         sent = legacy_functions.sent_pointer(body)
         body, fields["source_map"] = legacy_functions.to_chat(body)
         fields["response"] = numbered_reply(body["messages"], legacy_functions.reply(fields.get("response")))
+    other = other_api_call(body)
+    if other is not None:
+        return Skipped(file, line, other)
     if isinstance(body.get("messages"), list):
         INTERNER.intern(body["messages"], reused)
     problem = schema_problem(body, file, line, pointer_base, reused, sent)
@@ -430,6 +433,26 @@ def history_held_by_provider(body: dict[str, Any], responses: bool) -> str | Non
         return CONTEXT_HELD
     if gemini.is_gemini_body(body) and gemini.field(body, "cachedContent"):
         return CACHE_HELD
+    return None
+
+
+def other_api_call(body: dict[str, Any]) -> str | None:
+    """Why a body with no conversation is a call of another API, which apps log beside their
+    chat requests (an embedding of a retrieved passage, a moderation check, a completion or
+    an image from a prompt), or None. Told by what only those bodies hold: a `prompt` and no
+    messages; an `input` list of texts or token ids (a Responses API input list holds items,
+    objects), or an `input` sent to a model named for embeddings or moderation."""
+    if "messages" in body or "input" not in body and "prompt" not in body:
+        return None
+    if "input" not in body:
+        return "not a chat call: a completions or image body (a `prompt`, no `messages`)"
+    model, given = body.get("model"), body["input"]
+    model = model.lower() if isinstance(model, str) else ""
+    if "moderation" in model:
+        return "not a chat call: a moderation body"
+    texts = isinstance(given, list) and given and all(isinstance(item, (str, int, list)) and not isinstance(item, bool) for item in given)
+    if texts or "embed" in model or "encoding_format" in body or "dimensions" in body:
+        return "not a chat call: an embeddings body"
     return None
 
 
@@ -544,7 +567,7 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
     wrapped = _unwrapped(obj, file, line, session_key_path) if unwrap else None
     if wrapped is not None:
         return wrapped
-    step = trace_exports.unread_step(obj)
+    step = trace_exports.unread_step(obj) or (other_api_call(obj) if isinstance(obj.get("model"), str) else None)
     return Skipped(file, line, step) if step is not None else InputProblem(file, line, f"{NO_SHAPE}{closest_shape_hint(obj)}")
 
 
