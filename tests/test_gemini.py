@@ -180,3 +180,15 @@ def test_a_request_on_cached_content_is_skipped_with_its_reason(tmp_path):
     report = json_report(log)
     assert report["findings"] == [] and report["summary"]["records"] == 0
     assert "cachedContent" in next(iter(report["summary"]["skipped"]))
+
+
+@pytest.mark.parametrize(("stored", "pointer"), [({"role": "user", "parts": []}, "/contents/1/parts"), ({"role": "user"}, "/contents/1"),
+                                                 ({"role": "model"}, "/contents/1")])
+def test_a_blank_content_points_at_its_parts_or_at_the_content_that_has_none(tmp_path, stored, pointer):
+    """A content with no parts is refused as blank (CTX029); where it has no `parts` member
+    at all, the finding points at the content, a place that is in the body."""
+    body = {"contents": [{"role": "user", "parts": [{"text": "Summarize the Q3 report in two lines."}]}, stored,
+                         {"role": "user", "parts": [{"text": "Now in one line."}]}]}
+    log = write_records(tmp_path / "gemini.jsonl", [{"url": "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent",
+                                                     "request": body}])
+    assert [(f["code"], f["line"], f["pointer"]) for f in json_report(log)["findings"]] == [("CTX029", 1, pointer)]

@@ -88,7 +88,7 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
                 if given_id is not None:
                     given[given_id].append(call["id"])
         else:
-            for message, origin in _user_messages(parts, index, pointer, calls, given):
+            for message, origin in _user_messages(parts, index, pointer, calls, given, where):
                 messages.append(message)
                 origins.append(origin)
     request = {name: value for name, value in body.items()
@@ -147,12 +147,13 @@ def model_message(parts: list[Any], pointer: str = "", seen: dict[str, int] | No
 
 
 def _user_messages(parts: list[Any], index: int, pointer: str, calls: dict[str, deque[str]],
-                   given: dict[str, deque[str]]) -> Iterable[tuple[dict[str, Any], Origin]]:
+                   given: dict[str, deque[str]], where: str) -> Iterable[tuple[dict[str, Any], Origin]]:
     """A user content's tool messages (its functionResponse parts) and user messages (runs
     of its other parts), in order. A response with an id answers the call given that id
     (none, if no call was); one without, or any once the calls were given no ids, answers
     the first call of its name not yet answered; past them, the very response this content gave before answers that call
-    again (a result sent twice), and any other answers none (its call was dropped)."""
+    again (a result sent twice), and any other answers none (its call was dropped). `where`:
+    the content's `parts` member, or "" where it has none."""
     run: list[Any] = []
     answers: dict[tuple[Any, str], str] = {}  # (name, response) -> the call this content answered with it
     for position, part in enumerate(parts):
@@ -186,7 +187,7 @@ def _user_messages(parts: list[Any], index: int, pointer: str, calls: dict[str, 
     if run:
         yield _user(run), Origin(index, pointer, content="/parts")
     elif not parts:  # kept in its place, for CTX029
-        yield {"role": "user", "content": "", BLANK_CONTENT: EMPTY_CONTENT}, Origin(index, pointer, content="/parts")
+        yield {"role": "user", "content": "", BLANK_CONTENT: EMPTY_CONTENT}, Origin(index, pointer, content=where)
 
 
 def _user(parts: list[dict[str, Any]]) -> dict[str, Any]:
