@@ -25,9 +25,9 @@ _HOST_PREFIXES = ("zai-", "accounts-")
 _BEDROCK_NAME = re.compile(r"(?:[a-z-]{2,7}\.)?(anthropic|meta|mistral|amazon|cohere|ai21|deepseek|qwen|openai|moonshot|minimax|writer)\.([a-z].*?)(?:-v\d+)?")
 _FIREWORKS_VERSION = re.compile(r"(?<=\d)p(?=\d)")  # Fireworks spells a version's dot as p (glm-4p6)
 _QUANTIZED = re.compile(r"-(?:fp8|fp16|bf16|int4|int8|awq|gptq)$")  # a served checkpoint's precision, not another model
-# When several models.dev providers list a model, the maker's own listing speaks first.
 # Pass-back on the tool-call turns of the loop still going, after tool_loop_start.
 OPEN_LOOP_PASSBACK = frozenset({"open_tool_loop", "open_tool_turn"})
+# When several models.dev providers list a model, the maker's own listing speaks first.
 _PROVIDER_PRIORITY = ("zai", "zhipuai", "deepseek", "moonshotai", "minimax", "alibaba", "openai", "anthropic", "google", "xai", "mistral")
 
 
