@@ -215,3 +215,11 @@ def test_show_puts_every_finding_about_a_dropped_turn_on_its_row():
     assert "in no row" not in text
     record = orjson.loads(run_cli("show", case, "--session", "a", "--format", "json").stdout)
     assert record["unlogged_losses"] == []
+
+
+def test_an_empty_tool_calls_list_sent_back_is_marked_not_legal_where_it_is_first_sent():
+    """An assistant message stored with `tool_calls: []` (CTX030): the view marks it × at the
+    request that first sends it, and later turns carry it as it was."""
+    text = run_cli("show", str(FIXTURES / "rules" / "CTX030" / "fail_reply_stored_with_an_empty_tool_calls_list.jsonl"), "--session", "shop").stdout
+    assert "turn 2: message #3 (assistant, turn 1 response) sent — not legal: CTX030" in text
+    assert "first loss: message #3, at turn 2; later turns carried it as it was" in text

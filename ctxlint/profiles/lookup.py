@@ -329,6 +329,25 @@ def retries_an_empty_reply(message: dict[str, Any]) -> bool:
     return len(text) <= 1000 and any(prompt in " ".join(text.split()) for prompt in _empty_reply_retry_prompts())
 
 
+def makers_api_unanswered(record: Record) -> bool:
+    """Whether what the maker's own API refuses applies to the request as logged: a
+    chat-completions body as sent (not another API's, read into its terms) that names the
+    model as the maker's API does (no org/ prefix: other hosts serve it under one, and may
+    take what it refuses), with no successful reply logged (a host that answered took it)."""
+    if "/" in (record.model or "") or (record.source_map is not None and record.source_map.reasoning is not None):
+        return False
+    return record.response is None or record.response.failed
+
+
+def refused_empty(profile: Profile, record: Record, member: str) -> dict[str, Any] | None:
+    """What the model's API answers to `member` (the request's `tools`, or an assistant
+    message's `tool_calls`) sent as an empty list, from the profile data's empty_lists,
+    where that refusal applies to the request (makers_api_unanswered); else None."""
+    if not profile.known or not makers_api_unanswered(record):
+        return None
+    return next((entry for entry in _table()["empty_lists"] if entry["member"] == member and profile.id in entry["profiles"]), None)
+
+
 CHAT_COMPLETIONS = "chat completions"
 _EMPTY_CHAT_MESSAGE = ({"api": CHAT_COMPLETIONS, "shape": "empty_message"},)
 

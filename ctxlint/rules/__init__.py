@@ -32,6 +32,8 @@ from ctxlint.rules.ctx026_tool_call_loop import ToolCallLoop
 from ctxlint.rules.ctx027_tool_arguments_as_object import ToolArgumentsAsObject
 from ctxlint.rules.ctx028_duplicate_tool_result import DuplicateToolResult
 from ctxlint.rules.ctx029_blank_message import BlankMessage
+from ctxlint.rules.ctx030_empty_tool_calls import EmptyToolCalls
+from ctxlint.rules.ctx031_empty_tools_list import EmptyToolsList
 from ctxlint.rules.ctx900_invalid_record import InvalidRecord
 
 RULES: dict[str, type[Rule]] = {
@@ -66,6 +68,8 @@ RULES: dict[str, type[Rule]] = {
         ToolArgumentsAsObject,
         DuplicateToolResult,
         BlankMessage,
+        EmptyToolCalls,
+        EmptyToolsList,
         InvalidRecord,
     )
 }

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ctxlint.chat import reasoning_of, reasoning_value, returned_reasoning, role_of, tool_call_ids
-from ctxlint.profiles import sealed_only
+from ctxlint.profiles import makers_api_unanswered, sealed_only
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -154,9 +154,7 @@ class DroppedReasoningContent(Rule):
         known = ctx.known_reasoning(index)
         if not known or field not in known:
             return None  # the host's replies carry it under another name (a self-hosted server's `reasoning`)
-        if "/" in (record.model or "") or (record.source_map is not None and record.source_map.reasoning is not None):
-            return None  # another host's name for the model, or another API's body
-        if record.response is not None and not record.response.failed:
+        if not makers_api_unanswered(record):
             return None
         carried = record.field_label(reasoning_of(message)[0])
         return Violation(

@@ -65,8 +65,9 @@ def _changed_fields(original: dict[str, Any], sent: dict[str, Any]) -> tuple[str
 # What a message first sent without can be said of it though no request carried it whole
 # before: the reasoning its turn had (the reply that returned it was not logged).
 SENT_WITHOUT = ("CTX004",)
-# What a message sent as it came can be against: its API refuses it as blank.
-SENT_REFUSED = ("CTX029",)
+# What a message sent as it came can be against: its API refuses it as blank, or its
+# empty `tool_calls` list (a server that returns `[]` for a reply that made no call).
+SENT_REFUSED = ("CTX029", "CTX030")
 # A loss of a message the log may never have held (a reply that was never logged nor sent
 # back): no row stands for it, so the record names it apart.
 UNLOGGED_LOSSES = ("CTX016",)

@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+from ctxlint.chat import message_identity, role_of
+from ctxlint.profiles import refused_empty
+from ctxlint.rules.base import Rule, Violation
+
+
+class EmptyToolCalls(Rule):
+    """
+    ## What it does
+    Flags an assistant message of the history whose `tool_calls` is an empty list, in a
+    chat-completions request to a model whose maker's API refuses that: OpenAI's models
+    and the models of DeepSeek's API (the model profiles list them, with their sources).
+    The request must name the model as that API does (no `org/` prefix: other hosts serve
+    it under one, and some take the list), and a request whose successful reply is
+    logged is left alone: the host that answered took it. An app that stores every reply
+    so is reported once, where it starts; a message that made no call and carries no
+    `tool_calls` member, or `tool_calls: null`, is legal.
+
+    ## Why is this bad?
+    The API answers the request with a 400 ("Invalid 'messages[2].tool_calls': empty
+    array. Expected an array with minimum length 1, but got an empty array instead."),
+    and since the message stays in the history, every later request of the session fails
+    the same way. The list comes from an SDK or app that fills in `tool_calls: []` when a
+    reply made no call (the OpenAI Node SDK's parser did, until it was fixed).
+
+    ## Example
+    ```json
+    {"role": "assistant", "content": "Your order ships on Monday.", "tool_calls": []}
+    ```
+
+    Use instead: leave the member out of a reply that made no call:
+    ```json
+    {"role": "assistant", "content": "Your order ships on Monday."}
+    ```
+    """
+
+    code = "CTX030"
+    name = "empty-tool-calls"
+    severity = "error"
+    recurs = True
+    recurs_on = ("assistant",)
+    remediation = "Leave `tool_calls` out of an assistant message that made no call, rather than sending an empty list."
+
+    def check(self, ctx) -> Iterable[Violation]:
+        refusal = refused_empty(ctx.profile, ctx.turn.record, "tool_calls")
+        if refusal is None:
+            return
+        messages = ctx.messages
+        for index in range(ctx.unchanged(self), len(messages)):
+            message = messages[index]
+            if role_of(message) == "assistant" and message.get("tool_calls") == []:
+                yield Violation(
+                    f"assistant message {ctx.label(index)} carries an empty `tool_calls` list: {refusal['by']} refuses it "
+                    f"({refusal['error']!r}), so every later request of the session fails too",
+                    key=message_identity(message), message_index=index, pointer=f"/messages/{index}/tool_calls",
+                    evidence={"profile": ctx.profile.id, "provider_error": refusal["error"], "sources": refusal["sources"]},
+                )
