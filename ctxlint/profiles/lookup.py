@@ -339,13 +339,15 @@ def makers_api_unanswered(record: Record) -> bool:
     return record.response is None or record.response.failed
 
 
-def refused_empty(profile: Profile, record: Record, member: str) -> dict[str, Any] | None:
+def refused_empty(record: Record, member: str) -> dict[str, Any] | None:
     """What the model's API answers to `member` (the request's `tools`, or an assistant
     message's `tool_calls`) sent as an empty list, from the profile data's empty_lists,
     where that refusal applies to the request (makers_api_unanswered); else None."""
-    if not profile.known or not makers_api_unanswered(record):
+    if not record.model or not makers_api_unanswered(record):
         return None
-    return next((entry for entry in _table()["empty_lists"] if entry["member"] == member and profile.id in entry["profiles"]), None)
+    names = normalize_name(record.model)
+    return next((entry for entry in _table()["empty_lists"] if entry["member"] == member
+                 and any(fnmatch.fnmatchcase(name, pattern) for name in names for pattern in entry["match"])), None)
 
 
 CHAT_COMPLETIONS = "chat completions"

@@ -12,10 +12,12 @@ class EmptyToolCalls(Rule):
     ## What it does
     Flags an assistant message of the history whose `tool_calls` is an empty list, in a
     chat-completions request to a model whose maker's API refuses that: OpenAI's models
-    and the models of DeepSeek's API (the model profiles list them, with their sources).
-    The request must name the model as that API does (no `org/` prefix: other hosts serve
-    it under one, and some take the list), and a request whose successful reply is
-    logged is left alone: the host that answered took it. An app that stores every reply
+    and the models of DeepSeek's API (`deepseek-chat`, `deepseek-reasoner`, DeepSeek V4;
+    the model profiles' data names them, with its sources). The request must name the
+    model as that API does (no `org/` prefix: other hosts serve it under one, and some
+    take the list; DeepSeek's open models other hosts serve as `deepseek-v3…` are not
+    judged), and a request whose successful reply is logged is left alone: the host that
+    answered took it. An app that stores every reply
     so is reported once, where it starts; a message that made no call and carries no
     `tool_calls` member, or `tool_calls: null`, is legal.
 
@@ -45,7 +47,7 @@ class EmptyToolCalls(Rule):
     remediation = "Leave `tool_calls` out of an assistant message that made no call, rather than sending an empty list."
 
     def check(self, ctx) -> Iterable[Violation]:
-        refusal = refused_empty(ctx.profile, ctx.turn.record, "tool_calls")
+        refusal = refused_empty(ctx.turn.record, "tool_calls")
         if refusal is None:
             return
         messages = ctx.messages
@@ -56,5 +58,5 @@ class EmptyToolCalls(Rule):
                     f"assistant message {ctx.label(index)} carries an empty `tool_calls` list: {refusal['by']} refuses it "
                     f"({refusal['error']!r}), so every later request of the session fails too",
                     key=message_identity(message), message_index=index, pointer=f"/messages/{index}/tool_calls",
-                    evidence={"profile": ctx.profile.id, "provider_error": refusal["error"], "sources": refusal["sources"]},
+                    evidence={"model": ctx.turn.record.model, "provider_error": refusal["error"], "sources": refusal["sources"]},
                 )

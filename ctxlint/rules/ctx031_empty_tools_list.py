@@ -10,11 +10,13 @@ class EmptyToolsList(Rule):
     """
     ## What it does
     Flags a chat-completions request whose `tools` is an empty list, sent to a model
-    whose maker's API refuses that: OpenAI's models and the models of DeepSeek's API (the
-    model profiles list them, with their sources). The request must name the model as
-    that API does (no `org/` prefix: other hosts serve it under one, and many take the
-    empty list), and a request whose successful reply is logged is left alone: the host
-    that answered took it. Reported once per session, where it starts.
+    whose maker's API refuses that: OpenAI's models and the models of DeepSeek's API
+    (`deepseek-chat`, `deepseek-reasoner`, DeepSeek V4; the model profiles' data names
+    them, with its sources). The request must name the model as that API does (no `org/`
+    prefix: other hosts serve it under one, and many take the empty list; DeepSeek's open
+    models other hosts serve as `deepseek-v3…` are not judged, nor is `gpt-oss`), and a
+    request whose successful reply is logged is left alone: the host that answered took
+    it. Reported once per session, where it starts.
 
     ## Why is this bad?
     The API answers 400 ("Invalid 'tools': empty array. Expected an array with minimum
@@ -42,10 +44,10 @@ class EmptyToolsList(Rule):
     def check(self, ctx) -> Iterable[Violation]:
         if ctx.request.get("tools") != []:
             return
-        refusal = refused_empty(ctx.profile, ctx.turn.record, "tools")
+        refusal = refused_empty(ctx.turn.record, "tools")
         if refusal is not None:
             yield Violation(
-                f"`tools` is an empty list: {refusal['by']} refuses it ({refusal['error']!r}) for {ctx.profile.id}",
+                f"`tools` is an empty list: {refusal['by']} refuses it ({refusal['error']!r}) for {ctx.turn.record.model}",
                 key="tools", pointer="/tools",
-                evidence={"profile": ctx.profile.id, "provider_error": refusal["error"], "sources": refusal["sources"]},
+                evidence={"model": ctx.turn.record.model, "provider_error": refusal["error"], "sources": refusal["sources"]},
             )
