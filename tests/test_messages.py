@@ -53,6 +53,11 @@ def test_provider_errors_are_classified_by_what_the_provider_said(tmp_path):
         ("gpt-4o", "Invalid 'messages[2].tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.",
          "empty list"),
         ("deepseek-chat", "Invalid 'tools': empty array. Expected an array with minimum length 1, but got an empty array instead.", "empty list"),
+        # a content part the API does not take (CTX032), as DeepSeek words it now and did before
+        ("deepseek-chat", "Failed to deserialize the JSON body into the target type: messages[466]: unknown variant `image_url`, expected `text` "
+                          "at line 1 column 690848", "content type"),
+        ("deepseek-reasoner", "Failed to deserialize the JSON body into the target type: messages[0]: data did not match any variant of untagged "
+                              "enum ChatCompletionRequestContent at line 1 column 286017", "content type"),
     ]
     log = tmp_path / "errors.jsonl"
     log.write_bytes(b"".join(orjson.dumps({"session_id": f"s{n}", "request": {"model": model, "messages": [{"role": "user", "content": "hi"}]},

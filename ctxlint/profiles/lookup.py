@@ -343,11 +343,23 @@ def refused_empty(record: Record, member: str) -> dict[str, Any] | None:
     """What the model's API answers to `member` (the request's `tools`, or an assistant
     message's `tool_calls`) sent as an empty list, from the profile data's empty_lists,
     where that refusal applies to the request (makers_api_unanswered); else None."""
+    return next((entry for entry in _makers_entries(record, "empty_lists") if entry["member"] == member), None)
+
+
+def accepted_parts(record: Record) -> dict[str, Any] | None:
+    """The profile data's content_parts entry for the model's API (the part types it
+    accepts in a content list), where a refusal of others applies to the request
+    (makers_api_unanswered); else None."""
+    return next(iter(_makers_entries(record, "content_parts")), None)
+
+
+def _makers_entries(record: Record, table: str) -> list[dict[str, Any]]:
+    """The entries of a profile data table of what makers' APIs refuse that match the
+    request's model by name, where such refusals apply to it (makers_api_unanswered)."""
     if not record.model or not makers_api_unanswered(record):
-        return None
+        return []
     names = normalize_name(record.model)
-    return next((entry for entry in _table()["empty_lists"] if entry["member"] == member
-                 and any(fnmatch.fnmatchcase(name, pattern) for name in names for pattern in entry["match"])), None)
+    return [entry for entry in _table()[table] if any(fnmatch.fnmatchcase(name, pattern) for name in names for pattern in entry["match"])]
 
 
 CHAT_COMPLETIONS = "chat completions"

@@ -34,6 +34,7 @@ from ctxlint.rules.ctx028_duplicate_tool_result import DuplicateToolResult
 from ctxlint.rules.ctx029_blank_message import BlankMessage
 from ctxlint.rules.ctx030_empty_tool_calls import EmptyToolCalls
 from ctxlint.rules.ctx031_empty_tools_list import EmptyToolsList
+from ctxlint.rules.ctx032_unsupported_content_part import UnsupportedContentPart
 from ctxlint.rules.ctx900_invalid_record import InvalidRecord
 
 RULES: dict[str, type[Rule]] = {
@@ -70,6 +71,7 @@ RULES: dict[str, type[Rule]] = {
         BlankMessage,
         EmptyToolCalls,
         EmptyToolsList,
+        UnsupportedContentPart,
         InvalidRecord,
     )
 }

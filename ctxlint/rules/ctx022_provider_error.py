@@ -21,6 +21,9 @@ ERROR_CLASSES = (
                                  r"|Invalid assistant message: role='assistant' content=None", re.IGNORECASE)),
     # a list the API refuses sent empty (OpenAI's and DeepSeek's `tools: []`, `tool_calls: []`)
     ("empty list", re.compile(r"empty array|an array with minimum length 1", re.IGNORECASE)),
+    # a content part the API does not take (DeepSeek's text-only API refusing an image)
+    ("content type", re.compile(r"unknown variant `?(?:image_url|input_audio|file|video_url)|untagged enum ChatCompletionRequestContent"
+                                r"|image input is not supported|does not support (?:image|vision)", re.IGNORECASE)),
     ("thinking/reasoning", re.compile(r"reasoning|thinking|thought|思考", re.IGNORECASE)),
     ("message order", re.compile(r"tool_call_id|tool_calls|tool_use|tool_result|tool output|function_call|function call turn|function response|must be followed|"
                                  r"preceding|role|alternat|consecutive|successive|interleave|order", re.IGNORECASE)),
@@ -39,6 +42,7 @@ EXPLAINED_BY = {
     "thinking/reasoning": ("CTX004", "CTX005", "CTX015"),
     "blank content": ("CTX029",),
     "empty list": ("CTX030", "CTX031"),
+    "content type": ("CTX032",),
     "message order": ("CTX001", "CTX002", "CTX003", "CTX009", "CTX010", "CTX011", "CTX012", "CTX024", "CTX027", "CTX028"),
 }
 
@@ -58,8 +62,8 @@ class ProviderError(Rule):
     """
     ## What it does
     Reports a logged response that is an API error, classified as message order,
-    thinking/reasoning, blank content, empty list, model output, auth, rate limit, server
-    error or other, quoting the provider's message. Rate-limit and server errors (HTTP 429, 5xx,
+    thinking/reasoning, blank content, empty list, content type, model output, auth, rate
+    limit, server error or other, quoting the provider's message. Rate-limit and server errors (HTTP 429, 5xx,
     "overloaded") and model-output errors (the model did not make the tool call the
     request required, or wrote a call that does not parse: Groq's `tool_use_failed`) are
     reported as info, not error: they say nothing wrong about the request, and retrying
@@ -69,8 +73,9 @@ class ProviderError(Rule):
     sent again. An error about a defect another rule reports at the same request is
     reported once, by that rule (a thinking or reasoning error by CTX004, CTX005 or
     CTX015; a message order error by the tool-call and turn-order rules; a blank-content
-    error by CTX029; an empty-list error by CTX030 or CTX031; a context-length error by
-    CTX006, with the token count), unless that rule is not selected.
+    error by CTX029; an empty-list error by CTX030 or CTX031; a content-type error by
+    CTX032; a context-length error by CTX006, with the token count), unless that rule is
+    not selected.
 
     ## Why is this bad?
     An error response is the provider telling you what was wrong with the request. In a

@@ -51,7 +51,8 @@ class EmptyToolCalls(Rule):
         if refusal is None:
             return
         messages = ctx.messages
-        for index in range(ctx.unchanged(self), len(messages)):
+        # every message, those reported before too: the error each later request gets is theirs (CTX022)
+        for index in range(len(messages)):
             message = messages[index]
             if role_of(message) == "assistant" and message.get("tool_calls") == []:
                 yield Violation(
