@@ -108,7 +108,7 @@ def to_chat(body: dict[str, Any], api: str = NAME) -> tuple[dict[str, Any], Sour
     request["messages"] = normalized
     if isinstance(body.get("tools"), list):
         request["tools"] = [chat_tool(tool) for tool in body["tools"]]
-    return request, SourceMap(tuple(origins), CALL_PARTS, reasoning="thinking blocks")
+    return request, SourceMap(tuple(origins), CALL_PARTS, reasoning="thinking blocks", api=api)
 
 
 def assistant_message(content: str | list[Any], pointer: str = "") -> tuple[dict[str, Any], tuple[str, ...]]:

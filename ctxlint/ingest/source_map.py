@@ -66,6 +66,7 @@ class SourceMap:
     call_parts: dict[str, str] = field(default_factory=dict)  # a tool call's normalized sub-pointer -> the body's
     settings: dict[str, str] = field(default_factory=dict)  # a normalized top-level pointer -> the body's
     reasoning: str | None = "reasoning"  # what the body calls a turn's reasoning (None: as chat-completions does)
+    api: str | None = None  # the API whose body was read into chat-completions terms, where the rules ask (profile data names it)
 
     def label(self, index: int) -> str:
         """How a finding's text names normalized message `index`: by the body's own index."""

@@ -353,6 +353,16 @@ def accepted_parts(record: Record) -> dict[str, Any] | None:
     return next(iter(_makers_entries(record, "content_parts")), None)
 
 
+def unique_call_ids(record: Record) -> dict[str, Any] | None:
+    """The profile data's unique_call_ids entry of the API whose body the request is, where
+    that API refuses a tool call id used twice anywhere in the request, and no successful
+    reply to it is logged (a host that answered took it); else None."""
+    api = record.source_map.api if record.source_map is not None else None
+    if api is None or (record.response is not None and not record.response.failed):
+        return None
+    return next((entry for entry in _table()["unique_call_ids"] if entry["api"] == api), None)
+
+
 def _makers_entries(record: Record, table: str) -> list[dict[str, Any]]:
     """The entries of a profile data table of what makers' APIs refuse that match the
     request's model by name, where such refusals apply to it (makers_api_unanswered)."""

@@ -35,6 +35,7 @@ from ctxlint.rules.ctx029_blank_message import BlankMessage
 from ctxlint.rules.ctx030_empty_tool_calls import EmptyToolCalls
 from ctxlint.rules.ctx031_empty_tools_list import EmptyToolsList
 from ctxlint.rules.ctx032_unsupported_content_part import UnsupportedContentPart
+from ctxlint.rules.ctx033_reused_tool_call_id import ReusedToolCallId
 from ctxlint.rules.ctx900_invalid_record import InvalidRecord
 
 RULES: dict[str, type[Rule]] = {
@@ -72,6 +73,7 @@ RULES: dict[str, type[Rule]] = {
         EmptyToolCalls,
         EmptyToolsList,
         UnsupportedContentPart,
+        ReusedToolCallId,
         InvalidRecord,
     )
 }

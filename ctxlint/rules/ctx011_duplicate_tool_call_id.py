@@ -17,7 +17,8 @@ class DuplicateToolCallId(Rule):
     rebuilds calls with a counter that restarts, the second result overwrites the first
     and the model reads one answer for two questions. An id reused in a later turn is
     legal: pairing is per turn, and providers reuse ids themselves (recorded gpt-4o
-    traffic does), so only ids repeated inside one message are flagged.
+    traffic does), so only ids repeated inside one message are flagged (in a body of an
+    API that wants every id of the request unique, Anthropic's, CTX033 flags the reuse).
 
     ## Example
     ```json

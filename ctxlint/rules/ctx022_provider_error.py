@@ -43,7 +43,7 @@ EXPLAINED_BY = {
     "blank content": ("CTX029",),
     "empty list": ("CTX030", "CTX031"),
     "content type": ("CTX032",),
-    "message order": ("CTX001", "CTX002", "CTX003", "CTX009", "CTX010", "CTX011", "CTX012", "CTX024", "CTX027", "CTX028"),
+    "message order": ("CTX001", "CTX002", "CTX003", "CTX009", "CTX010", "CTX011", "CTX012", "CTX024", "CTX027", "CTX028", "CTX033"),
 }
 
 
