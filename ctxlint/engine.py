@@ -429,6 +429,20 @@ class TurnContext:
     def tool_loop_start(self) -> int:
         return tool_loop_start(self.profile, self.messages)
 
+    @cached_property
+    def previous_taken(self) -> Record | None:
+        """The previous request, where it went to the same model and got a successful reply:
+        its host took what it sent (what a maker's API refuses, another host may take)."""
+        previous = self.previous.record if self.previous is not None else None
+        if previous is None or previous.response is None or previous.response.failed or previous.model != self.turn.record.model:
+            return None
+        return previous
+
+    @property
+    def taken_before(self) -> int:
+        """How many leading messages of this request previous_taken sent too: taken as they are."""
+        return self.turn.shared if self.previous_taken is not None else 0
+
     def known_reasoning(self, index: int) -> dict[str, Any] | None:
         """What the ledger knows of the reasoning of message `index`'s turn. Reasoning another
         model returned (the conversation moved to another model, as frameworks that switch

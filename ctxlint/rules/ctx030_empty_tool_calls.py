@@ -16,9 +16,10 @@ class EmptyToolCalls(Rule):
     the model profiles' data names them, with its sources). The request must name the
     model as that API does (no `org/` prefix: other hosts serve it under one, and some
     take the list; DeepSeek's open models other hosts serve as `deepseek-v3…` are not
-    judged), and a request whose successful reply is logged is left alone: the host that
-    answered took it. An app that stores every reply
-    so is reported once, where it starts; a message that made no call and carries no
+    judged). A request whose successful reply is logged is left alone, and so is a
+    message the session's previous request sent to the same model and got a successful
+    reply to: the host that answered took it. An app that stores every reply so is
+    reported once, where it starts; a message that made no call and carries no
     `tool_calls` member, or `tool_calls: null`, is legal.
 
     ## Why is this bad?
@@ -51,8 +52,9 @@ class EmptyToolCalls(Rule):
         if refusal is None:
             return
         messages = ctx.messages
-        # every message, those reported before too: the error each later request gets is theirs (CTX022)
-        for index in range(len(messages)):
+        # every message, those reported before too: the error each later request gets is theirs
+        # (CTX022); not those the host took in the previous request
+        for index in range(ctx.taken_before, len(messages)):
             message = messages[index]
             if role_of(message) == "assistant" and message.get("tool_calls") == []:
                 yield Violation(

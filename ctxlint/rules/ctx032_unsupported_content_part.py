@@ -12,12 +12,13 @@ class UnsupportedContentPart(Rule):
     ## What it does
     Flags a content part of a type the model's API does not take, in a message of a
     chat-completions request: an `image_url`, `input_audio` or `file` part sent to
-    DeepSeek's API, which takes text alone (`deepseek-chat`, `deepseek-reasoner`, DeepSeek
-    V4; the model profiles' data names the part types each API takes, with its sources).
-    The request must name the model as that API does (no `org/` prefix: other hosts serve
-    it under one, some with vision), and a request whose successful reply is logged is
-    left alone: the host that answered took it. Each message is reported once, at the
-    request that first carries it.
+    DeepSeek's API, which takes text alone (`deepseek-chat`, `deepseek-reasoner`,
+    DeepSeek V4; the model profiles' data names the part types each API takes, with its
+    sources). The request must name the model as that API does (no `org/` prefix: other
+    hosts serve it under one, some with vision). A request whose successful reply is
+    logged is left alone, and so is a message the session's previous request sent to the
+    same model and got a successful reply to: the host that answered took it. Each
+    message is reported once, at the request that first carries it.
 
     ## Why is this bad?
     The API answers 400 ("Failed to deserialize the JSON body into the target type:
@@ -48,8 +49,9 @@ class UnsupportedContentPart(Rule):
         if accepted is None:
             return
         messages = ctx.messages
-        # every message, those reported before too: the error each later request gets is theirs (CTX022)
-        for index in range(len(messages)):
+        # every message, those reported before too: the error each later request gets is theirs
+        # (CTX022); not those the host took in the previous request
+        for index in range(ctx.taken_before, len(messages)):
             content = messages[index].get("content")
             for position, part in enumerate(content if isinstance(content, list) else ()):
                 kind = part.get("type") if isinstance(part, dict) else None
