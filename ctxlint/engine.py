@@ -438,10 +438,14 @@ class TurnContext:
             return None
         return previous
 
-    @property
+    @cached_property
     def taken_before(self) -> int:
-        """How many leading messages of this request previous_taken sent too: taken as they are."""
-        return self.turn.shared if self.previous_taken is not None else 0
+        """How many leading messages of this request previous_taken sent too (by identity, which
+        a slimmed previous request keeps): taken as they are."""
+        if self.previous_taken is None:
+            return 0
+        return next((index for index, (before, now) in enumerate(zip(self.previous.identities, self.turn.identities)) if before != now),
+                    min(len(self.previous.identities), len(self.turn.identities)))
 
     def known_reasoning(self, index: int) -> dict[str, Any] | None:
         """What the ledger knows of the reasoning of message `index`'s turn. Reasoning another

@@ -24,8 +24,9 @@ class BlankMessage(Rule):
     top-level `system` prompt too); in a Bedrock Converse body, a text block with no
     text; in a Gemini body, a content with no parts; in a chat-completions body sent to a
     model of Moonshot's (Kimi, moonshot-v1), an assistant message with no content, no
-    tool calls and no reasoning, unless the request's successful reply is logged (other
-    hosts serve Kimi, and may take it). The last message of a Messages or
+    tool calls and no reasoning, unless the request's successful reply is logged, or the
+    session's previous request sent it to the same model and got one (other hosts serve
+    Kimi, and may take it). The last message of a Messages or
     chat-completions body, when it is the assistant's (a prefill), is left alone: the
     APIs allow it. The content of a tool result is not judged (Converse takes an empty
     one, measured), nor are other models' chat-completions bodies: OpenAI and DeepSeek
@@ -75,8 +76,8 @@ class BlankMessage(Rule):
             for blank, refused in refused_as_blank(message, profile_id):
                 if refused["except_final_assistant"] and index == last and role_of(message) == "assistant":
                     continue
-                if answered and refused.get("unless_answered"):
-                    continue  # served by a host that took it
+                if refused.get("unless_answered") and (answered or index < ctx.taken_before):
+                    continue  # served by a host that took it, here or in the previous request
                 block = blank.get("block")
                 before = message_identity(messages[index - 1]) if index else None
                 label = ctx.label(index)
