@@ -58,6 +58,9 @@ def test_provider_errors_are_classified_by_what_the_provider_said(tmp_path):
                           "at line 1 column 690848", "content type"),
         ("deepseek-reasoner", "Failed to deserialize the JSON body into the target type: messages[0]: data did not match any variant of untagged "
                               "enum ChatCompletionRequestContent at line 1 column 286017", "content type"),
+        # a tool call id the API does not take (CTX011, CTX033, CTX034), as Anthropic and Mistral word it
+        ("claude-sonnet-4-5", "messages.43.content.2: `tool_use` ids must be unique", "call id"),
+        ("mistral-large-latest", "Tool call id was call_PTLP8xhu3uwZk4l3nlnrrJha but must be a-z, A-Z, 0-9, with a length of 9.", "call id"),
     ]
     log = tmp_path / "errors.jsonl"
     log.write_bytes(b"".join(orjson.dumps({"session_id": f"s{n}", "request": {"model": model, "messages": [{"role": "user", "content": "hi"}]},

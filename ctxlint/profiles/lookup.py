@@ -332,9 +332,11 @@ def retries_an_empty_reply(message: dict[str, Any]) -> bool:
 def makers_api_unanswered(record: Record) -> bool:
     """Whether what the maker's own API refuses applies to the request as logged: a
     chat-completions body as sent (not another API's, read into its terms) that names the
-    model as the maker's API does (no org/ prefix: other hosts serve it under one, and may
-    take what it refuses), with no successful reply logged (a host that answered took it)."""
-    if "/" in (record.model or "") or (record.source_map is not None and record.source_map.reasoning is not None):
+    model as the maker's API does (no org/ prefix and no :tag, as other hosts serve it, and
+    they may take what it refuses; an OpenAI fine-tune's ft: name is OpenAI's), with no
+    successful reply logged (a host that answered took it)."""
+    model = record.model or ""
+    if "/" in model or ":" in model.removeprefix("ft:") or (record.source_map is not None and record.source_map.reasoning is not None):
         return False
     return record.response is None or record.response.failed
 
@@ -351,6 +353,13 @@ def accepted_parts(record: Record) -> dict[str, Any] | None:
     accepts in a content list), where a refusal of others applies to the request
     (makers_api_unanswered); else None."""
     return next(iter(_makers_entries(record, "content_parts")), None)
+
+
+def call_id_format(record: Record) -> dict[str, Any] | None:
+    """The profile data's call_id_formats entry of the model's API (the form it takes a
+    tool call id in), where a refusal of others applies to the request
+    (makers_api_unanswered); else None."""
+    return next(iter(_makers_entries(record, "call_id_formats")), None)
 
 
 def unique_call_ids(record: Record) -> dict[str, Any] | None:

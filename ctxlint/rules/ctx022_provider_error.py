@@ -24,6 +24,8 @@ ERROR_CLASSES = (
     # a content part the API does not take (DeepSeek's text-only API refusing an image)
     ("content type", re.compile(r"unknown variant `?(?:image_url|input_audio|file|video_url)|untagged enum ChatCompletionRequestContent"
                                 r"|image input is not supported|does not support (?:image|vision)", re.IGNORECASE)),
+    # a tool call id the API does not take: not unique in the request (Anthropic), not in its form (Mistral)
+    ("call id", re.compile(r"ids must be unique|tool call id was .* but must be", re.IGNORECASE)),
     ("thinking/reasoning", re.compile(r"reasoning|thinking|thought|思考", re.IGNORECASE)),
     ("message order", re.compile(r"tool_call_id|tool_calls|tool_use|tool_result|tool output|function_call|function call turn|function response|must be followed|"
                                  r"preceding|role|alternat|consecutive|successive|interleave|order", re.IGNORECASE)),
@@ -43,7 +45,8 @@ EXPLAINED_BY = {
     "blank content": ("CTX029",),
     "empty list": ("CTX030", "CTX031"),
     "content type": ("CTX032",),
-    "message order": ("CTX001", "CTX002", "CTX003", "CTX009", "CTX010", "CTX011", "CTX012", "CTX024", "CTX027", "CTX028", "CTX033"),
+    "call id": ("CTX011", "CTX033", "CTX034"),
+    "message order": ("CTX001", "CTX002", "CTX003", "CTX009", "CTX010", "CTX011", "CTX012", "CTX024", "CTX027", "CTX028"),
 }
 
 
@@ -62,8 +65,8 @@ class ProviderError(Rule):
     """
     ## What it does
     Reports a logged response that is an API error, classified as message order,
-    thinking/reasoning, blank content, empty list, content type, model output, auth, rate
-    limit, server error or other, quoting the provider's message. Rate-limit and server errors (HTTP 429, 5xx,
+    thinking/reasoning, blank content, empty list, content type, call id, model output,
+    auth, rate limit, server error or other, quoting the provider's message. Rate-limit and server errors (HTTP 429, 5xx,
     "overloaded") and model-output errors (the model did not make the tool call the
     request required, or wrote a call that does not parse: Groq's `tool_use_failed`) are
     reported as info, not error: they say nothing wrong about the request, and retrying
@@ -74,8 +77,8 @@ class ProviderError(Rule):
     reported once, by that rule (a thinking or reasoning error by CTX004, CTX005 or
     CTX015; a message order error by the tool-call and turn-order rules; a blank-content
     error by CTX029; an empty-list error by CTX030 or CTX031; a content-type error by
-    CTX032; a context-length error by CTX006, with the token count), unless that rule is
-    not selected.
+    CTX032; a call-id error by CTX011, CTX033 or CTX034; a context-length error by CTX006,
+    with the token count), unless that rule is not selected.
 
     ## Why is this bad?
     An error response is the provider telling you what was wrong with the request. In a

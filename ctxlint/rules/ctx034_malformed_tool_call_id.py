@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from ctxlint.chat import role_of, tool_calls_of
+from ctxlint.profiles import call_id_format
+from ctxlint.rules.base import Rule, Violation
+
+
+class MalformedToolCallId(Rule):
+    """
+    ## What it does
+    Flags a tool call of the history whose id is not in the form the model's API takes,
+    in a chat-completions request: Mistral's API takes 9 letters or digits alone
+    (`mistral-large-…`, `devstral-…`, `codestral-…` and its other models as its API names
+    them; the model profiles' data holds each API's form, with its sources), so an id such
+    as `call_PTLP8xhu3uwZk4l3nlnrrJha`, a UUID or `turn1_0` is refused. The request must
+    name the model as that API does (no `org/` prefix or `:tag`: other hosts serve the
+    open models under such names, most with no such check). A request whose successful
+    reply is logged is left alone, and so is a call the session's previous request sent to
+    the same model and got a successful reply to: the host that answered took it. An app
+    that gives every call such an id is reported once, where it starts.
+
+    ## Why is this bad?
+    The API answers 400 ("Tool call id was call_0fypS1hVX but must be a-z, A-Z, 0-9, with
+    a length of 9."), and since the history keeps the call, every later request of the
+    session fails the same way: the first tool call works, the next request does not. It
+    happens when an app makes up its own ids, or a conversation moves to Mistral from a
+    provider whose ids have another form.
+
+    ## Example
+    ```json
+    {"role": "assistant", "content": null, "tool_calls": [{"id": "call_PTLP8xhu3uwZk4l3nlnrrJha", "type": "function", "function": {"name": "read_file", "arguments": "{\\"path\\": \\"a.py\\"}"}}]}
+    ```
+
+    Use instead: keep the ids the model returned (`D681PevKs`), or map another provider's
+    ids to 9 letters or digits, in the call and in its tool message alike.
+    """
+
+    code = "CTX034"
+    name = "malformed-tool-call-id"
+    severity = "error"
+    recurs = True
+    recurs_on = ("calls",)
+    remediation = "Keep the tool call ids the model returned; map ids made elsewhere to the form the model's API takes, in the call and its result alike."
+
+    def check(self, ctx) -> Iterable[Violation]:
+        required = call_id_format(ctx.turn.record)
+        if required is None:
+            return
+        pattern = re.compile(required["pattern"])
+        messages = ctx.messages
+        # every message, those reported before too: the error each later request gets is theirs
+        # (CTX022); not those the host took in the previous request
+        for index in range(ctx.taken_before, len(messages)):
+            if role_of(messages[index]) != "assistant":
+                continue
+            for position, call in enumerate(tool_calls_of(messages[index])):
+                call_id = call.get("id")
+                if isinstance(call_id, str) and not pattern.fullmatch(call_id):
+                    yield Violation(
+                        f"tool call id {call_id!r} of assistant message {ctx.label(index)} is not {required['form']}: "
+                        f"{required['by']} refuses it ({required['error']!r})",
+                        key=(ctx.turn.identities[index], call_id), message_index=index, tool_call_id=call_id,
+                        pointer=f"/messages/{index}/tool_calls/{position}/id",
+                        evidence={"form": required["pattern"], "model": ctx.turn.record.model, "provider_error": required["error"],
+                                  "sources": required["sources"]},
+                    )
