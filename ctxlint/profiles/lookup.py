@@ -372,13 +372,18 @@ def unique_call_ids(record: Record) -> dict[str, Any] | None:
     return next((entry for entry in _table()["unique_call_ids"] if entry["api"] == api), None)
 
 
-def _makers_entries(record: Record, table: str) -> list[dict[str, Any]]:
+def _makers_entries(record: Record, table: str) -> tuple[dict[str, Any], ...]:
     """The entries of a profile data table of what makers' APIs refuse that match the
     request's model by name, where such refusals apply to it (makers_api_unanswered)."""
     if not record.model or not makers_api_unanswered(record):
-        return []
-    names = normalize_name(record.model)
-    return [entry for entry in _table()[table] if any(fnmatch.fnmatchcase(name, pattern) for name in names for pattern in entry["match"])]
+        return ()
+    return _entries_naming(table, record.model)
+
+
+@lru_cache(maxsize=1024)
+def _entries_naming(table: str, model: str) -> tuple[dict[str, Any], ...]:
+    names = normalize_name(model)
+    return tuple(entry for entry in _table()[table] if any(fnmatch.fnmatchcase(name, pattern) for name in names for pattern in entry["match"]))
 
 
 CHAT_COMPLETIONS = "chat completions"

@@ -44,9 +44,11 @@ class EmptyToolsList(Rule):
     remediation = "Leave `tools` (and `tool_choice`) out of a request that offers no tool, rather than sending an empty list."
 
     def check(self, ctx) -> Iterable[Violation]:
+        if ctx.request.get("tools") != []:
+            return
         taken = ctx.previous_taken
-        if ctx.request.get("tools") != [] or (taken is not None and taken.request.get("tools") == []):
-            return  # none sent, or the host answered the same list before
+        if taken is not None and taken.request.get("tools") == []:
+            return  # the host answered the same list before
         refusal = refused_empty(ctx.turn.record, "tools")
         if refusal is not None:
             yield Violation(
