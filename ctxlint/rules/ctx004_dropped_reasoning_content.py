@@ -33,7 +33,8 @@ class DroppedReasoningContent(Rule):
     So is a tool-call turn whose reasoning the reply carried in the field the maker's API
     reads and checks (DeepSeek's and Moonshot's `reasoning_content`) and that comes back
     under another (OpenRouter's `reasoning`, a `<think>` block), where the request names
-    the model as that API does (no `org/` prefix) and no successful reply to it is logged.
+    the model as that API does (no `org/` prefix) and no successful reply to it is logged
+    (nor to the session's previous request that sent the turn so).
 
     When pass-back is required comes from the packaged model profiles: DeepSeek's thinking
     models, Kimi K2 thinking, MiniMax-M2 and GLM-5.3 require it on turns that made tool
@@ -146,16 +147,16 @@ class DroppedReasoningContent(Rule):
         checks its own field on every tool-call turn (DeepSeek's and Moonshot's
         `reasoning_content`) and the reply carried it in that field: the app renamed it. The
         request names the model as that API does (no org/ prefix, which other hosts use, and
-        they may read other fields), and no successful reply to it is logged (a host that
-        took it read the field)."""
+        they may read other fields), and no successful reply to it is logged, nor to the
+        session's previous request that sent it so (a host that took it read the field)."""
         message, record, field = ctx.messages[index], ctx.turn.record, ctx.profile.reasoning_field
         if field is None or field in message or not ctx.thinking or not call_id:
             return None
         known = ctx.known_reasoning(index)
         if not known or field not in known:
             return None  # the host's replies carry it under another name (a self-hosted server's `reasoning`)
-        if not makers_api_unanswered(record):
-            return None
+        if not makers_api_unanswered(record) or index < ctx.taken_before:
+            return None  # another host's name, another API's body, or a host that answered it (here or before)
         carried = record.field_label(reasoning_of(message)[0])
         return Violation(
             f"tool-call turn at message {ctx.label(index)} carries its reasoning as `{carried}`: the maker's API for {ctx.profile.id} "
