@@ -61,6 +61,9 @@ def test_provider_errors_are_classified_by_what_the_provider_said(tmp_path):
         # a tool call id the API does not take (CTX011, CTX033, CTX034), as Anthropic and Mistral word it
         ("claude-sonnet-4-5", "messages.43.content.2: `tool_use` ids must be unique", "call id"),
         ("mistral-large-latest", "Tool call id was call_PTLP8xhu3uwZk4l3nlnrrJha but must be a-z, A-Z, 0-9, with a length of 9.", "call id"),
+        # the provider's trouble, logged without its HTTP status: OpenAI's 500, a gateway's timeout
+        ("gpt-4o", "The server had an error while processing your request. Sorry about that!", "server error"),
+        ("deepseek-chat", "upstream connect error or disconnect/reset before headers. reset reason: connection timeout", "server error"),
     ]
     log = tmp_path / "errors.jsonl"
     log.write_bytes(b"".join(orjson.dumps({"session_id": f"s{n}", "request": {"model": model, "messages": [{"role": "user", "content": "hi"}]},

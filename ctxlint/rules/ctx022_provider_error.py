@@ -31,7 +31,8 @@ ERROR_CLASSES = (
                                  r"preceding|role|alternat|consecutive|successive|interleave|order", re.IGNORECASE)),
     ("rate limit", re.compile(r"rate.?limit|too many requests|quota|throttl|限流", re.IGNORECASE)),
     ("auth", re.compile(r"api.?key|unauthori|forbidden|authentication|permission|invalid token", re.IGNORECASE)),
-    ("server error", re.compile(r"overloaded|internal server error|service unavailable|bad gateway|temporarily unavailable|服务繁忙|系统繁忙", re.IGNORECASE)),
+    ("server error", re.compile(r"overloaded|internal server error|server_error|server had an error|service unavailable|bad gateway"
+                                r"|temporarily unavailable|timed out|time-?out|upstream connect|at capacity|服务繁忙|系统繁忙", re.IGNORECASE)),
 )
 STATUS_CLASSES = {401: "auth", 403: "auth", 429: "rate limit"}
 # the provider's load or the model's sampling, not the request's fault: worth knowing in
@@ -66,19 +67,20 @@ class ProviderError(Rule):
     ## What it does
     Reports a logged response that is an API error, classified as message order,
     thinking/reasoning, blank content, empty list, content type, call id, model output,
-    auth, rate limit, server error or other, quoting the provider's message. Rate-limit and server errors (HTTP 429, 5xx,
-    "overloaded") and model-output errors (the model did not make the tool call the
-    request required, or wrote a call that does not parse: Groq's `tool_use_failed`) are
-    reported as info, not error: they say nothing wrong about the request, and retrying
-    them is the right handling (the retry itself is legal for every rule), but a run of
-    them explains a slow or failed session. Any other error the session got before, word
-    for word, is reported once, where it started: the request resent, or the same defect
-    sent again. An error about a defect another rule reports at the same request is
-    reported once, by that rule (a thinking or reasoning error by CTX004, CTX005 or
-    CTX015; a message order error by the tool-call and turn-order rules; a blank-content
-    error by CTX029; an empty-list error by CTX030 or CTX031; a content-type error by
-    CTX032; a call-id error by CTX011, CTX033 or CTX034; a context-length error by CTX006,
-    with the token count), unless that rule is not selected.
+    auth, rate limit, server error or other, quoting the provider's message. Rate-limit
+    and server errors (HTTP 429, 5xx, "overloaded", a timeout) and model-output errors
+    (the model did not make the tool call the request required, or wrote a call that
+    does not parse: Groq's `tool_use_failed`) are reported as info, not error: they say
+    nothing wrong about the request, and retrying them is the right handling (the retry
+    itself is legal for every rule), but a run of them explains a slow or failed
+    session. Any other error the session got before, word for word, is reported once,
+    where it started: the request resent, or the same defect sent again. An error about
+    a defect another rule reports at the same request is reported once, by that rule (a
+    thinking or reasoning error by CTX004, CTX005 or CTX015; a message order error by
+    the tool-call and turn-order rules; a blank-content error by CTX029; an empty-list
+    error by CTX030 or CTX031; a content-type error by CTX032; a call-id error by
+    CTX011, CTX033 or CTX034; a context-length error by CTX006, with the token count),
+    unless that rule is not selected.
 
     ## Why is this bad?
     An error response is the provider telling you what was wrong with the request. In a
