@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import role_of, tool_calls_of
+from ctxlint.chat import assistant_calls
 from ctxlint.profiles import unique_call_ids
 from ctxlint.rules.base import Rule, Violation
 
@@ -49,22 +49,18 @@ class ReusedToolCallId(Rule):
         if unique is None:
             return
         used: dict[str, int] = {}  # call id -> the assistant message that gave it first
-        messages = ctx.messages
         # every message, those reported before too: the error each later request gets is theirs (CTX022)
-        for index, message in enumerate(messages):
-            if role_of(message) != "assistant":
+        for index, position, call in assistant_calls(ctx.messages):
+            call_id = call.get("id")
+            if not isinstance(call_id, str):
                 continue
-            for position, call in enumerate(tool_calls_of(message)):
-                call_id = call.get("id")
-                if not isinstance(call_id, str):
-                    continue
-                first = used.setdefault(call_id, index)
-                # an id repeated inside one message is CTX011's; one the host took in the previous request stands
-                if first != index and index >= ctx.taken_before:
-                    yield Violation(
-                        f"tool call {call_id!r} of assistant message {ctx.label(index)} has the id a call of assistant message "
-                        f"{ctx.label(first)} had: the {unique['api']} refuses it ({unique['error']!r})",
-                        key=(ctx.turn.identities[index], call_id), message_index=index, tool_call_id=call_id,
-                        pointer=f"/messages/{index}/tool_calls/{position}",
-                        evidence={"first_used_at": first, "api": unique["api"], "provider_error": unique["error"], "sources": unique["sources"]},
-                    )
+            first = used.setdefault(call_id, index)
+            # an id repeated inside one message is CTX011's; one the host took in the previous request stands
+            if first != index and index >= ctx.taken_before:
+                yield Violation(
+                    f"tool call {call_id!r} of assistant message {ctx.label(index)} has the id a call of assistant message "
+                    f"{ctx.label(first)} had: the {unique['api']} refuses it ({unique['error']!r})",
+                    key=(ctx.turn.identities[index], call_id), message_index=index, tool_call_id=call_id,
+                    pointer=f"/messages/{index}/tool_calls/{position}",
+                    evidence={"first_used_at": first, "api": unique["api"], "provider_error": unique["error"], "sources": unique["sources"]},
+                )

@@ -3,7 +3,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from ctxlint.chat import role_of, tool_calls_of
+from ctxlint.chat import assistant_calls
 from ctxlint.profiles import call_id_format
 from ctxlint.rules.base import Rule, Violation
 
@@ -50,20 +50,16 @@ class MalformedToolCallId(Rule):
         if required is None:
             return
         pattern = re.compile(required["pattern"])
-        messages = ctx.messages
         # every message, those reported before too: the error each later request gets is theirs
         # (CTX022); not those the host took in the previous request
-        for index in range(ctx.taken_before, len(messages)):
-            if role_of(messages[index]) != "assistant":
-                continue
-            for position, call in enumerate(tool_calls_of(messages[index])):
-                call_id = call.get("id")
-                if isinstance(call_id, str) and not pattern.fullmatch(call_id):
-                    yield Violation(
-                        f"tool call id {call_id!r} of assistant message {ctx.label(index)} is not {required['form']}: "
-                        f"{required['by']} refuses it ({required['error']!r})",
-                        key=(ctx.turn.identities[index], call_id), message_index=index, tool_call_id=call_id,
-                        pointer=f"/messages/{index}/tool_calls/{position}/id",
-                        evidence={"form": required["pattern"], "model": ctx.turn.record.model, "provider_error": required["error"],
-                                  "sources": required["sources"]},
-                    )
+        for index, position, call in assistant_calls(ctx.messages, ctx.taken_before):
+            call_id = call.get("id")
+            if isinstance(call_id, str) and not pattern.fullmatch(call_id):
+                yield Violation(
+                    f"tool call id {call_id!r} of assistant message {ctx.label(index)} is not {required['form']}: "
+                    f"{required['by']} refuses it ({required['error']!r})",
+                    key=(ctx.turn.identities[index], call_id), message_index=index, tool_call_id=call_id,
+                    pointer=f"/messages/{index}/tool_calls/{position}/id",
+                    evidence={"form": required["pattern"], "model": ctx.turn.record.model, "provider_error": required["error"],
+                              "sources": required["sources"]},
+                )
