@@ -17,23 +17,24 @@ class DroppedReasoningContent(Rule):
     ## What it does
     Flags an assistant message that comes back without the reasoning the model returned
     for it (`reasoning_content`, `reasoning`, `reasoning_details` or LiteLLM's
-    `thinking_blocks`, or the `<think>` block its content opened with), where the model's
-    profile says that reasoning must be passed back. What the model returned is known
-    from the logged response or from an earlier request's copy of the message. Without
-    either, a tool-call turn of a model that is thinking in this request and requires
-    pass-back is flagged when it carries no reasoning at all. Whether a request is thinking
-    comes from its switch (`thinking`, `enable_thinking`, a chat template's), else from its
-    logged reply (one that carries reasoning was thought: hosts switch thinking on by
-    default where the maker's API does not), else from the profile, where the log records
-    the request's settings (a tracer's span or event that keeps the messages alone leaves a
-    switch it does not show unknown: only reasoning the reply showed is asked for back). One copy of a reply's
-    reasoning coming back is enough, unless the reply carried a sealed one (signed
-    thinking blocks, an encrypted item, thought signatures): the provider verifies that
-    one, so a readable copy alone (`reasoning_content`, a `reasoning` string) is flagged.
-    So is a tool-call turn whose reasoning the reply carried in the field the maker's API
-    reads and checks (DeepSeek's and Moonshot's `reasoning_content`) and that comes back
-    under another (OpenRouter's `reasoning`, a `<think>` block), where the request names
-    the model as that API does (no `org/` prefix) and no successful reply to it is logged
+    `thinking_blocks`, or the `<think>` block its content opened with), where the
+    model's profile says that reasoning must be passed back. What the model returned is
+    known from the logged response or from an earlier request's copy of the message.
+    Without either, a tool-call turn of a model that is thinking in this request and
+    requires pass-back is flagged when it carries no reasoning at all. Whether a request
+    is thinking comes from its switch (`thinking`, `enable_thinking`, a chat
+    template's), else from its logged reply (one that carries reasoning was thought:
+    hosts switch thinking on by default where the maker's API does not), else from the
+    profile, where the log records the request's settings (a tracer's span or event that
+    keeps the messages alone leaves a switch it does not show unknown: only reasoning
+    the reply showed is asked for back). One copy of a reply's reasoning coming back is
+    enough, unless the reply carried a sealed one (signed thinking blocks, an encrypted
+    item, thought signatures): the provider verifies that one, so a readable copy alone
+    (`reasoning_content`, a `reasoning` string) is flagged. So is a tool-call turn whose
+    reasoning the reply carried in the field the maker's API reads and checks
+    (DeepSeek's and Moonshot's `reasoning_content`) and that comes back under another
+    (OpenRouter's `reasoning`, a `<think>` block), where the request names the model as
+    that API does (no `org/` prefix or `:tag`) and no successful reply to it is logged
     (nor to the session's previous request that sent the turn so).
 
     When pass-back is required comes from the packaged model profiles: DeepSeek's thinking

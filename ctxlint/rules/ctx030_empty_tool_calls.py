@@ -14,13 +14,13 @@ class EmptyToolCalls(Rule):
     chat-completions request to a model whose maker's API refuses that: OpenAI's models
     and the models of DeepSeek's API (`deepseek-chat`, `deepseek-reasoner`, DeepSeek V4;
     the model profiles' data names them, with its sources). The request must name the
-    model as that API does (no `org/` prefix: other hosts serve it under one, and some
-    take the list; DeepSeek's open models other hosts serve as `deepseek-v3…` are not
-    judged). A request whose successful reply is logged is left alone, and so is a
-    message the session's previous request sent to the same model and got a successful
-    reply to: the host that answered took it. An app that stores every reply so is
-    reported once, where it starts; a message that made no call and carries no
-    `tool_calls` member, or `tool_calls: null`, is legal.
+    model as that API does (no `org/` prefix or `:tag`: other hosts serve it under such
+    names, and some take the list; DeepSeek's open models other hosts serve as
+    `deepseek-v3…` are not judged). A request whose successful reply is logged is left
+    alone, and so is a message the session's previous request sent to the same model and
+    got a successful reply to: the host that answered took it. An app that stores every
+    reply so is reported once, where it starts; a message that made no call and carries
+    no `tool_calls` member, or `tool_calls: null`, is legal.
 
     ## Why is this bad?
     The API answers the request with a 400 ("Invalid 'messages[2].tool_calls': empty

@@ -13,12 +13,12 @@ class EmptyToolsList(Rule):
     whose maker's API refuses that: OpenAI's models and the models of DeepSeek's API
     (`deepseek-chat`, `deepseek-reasoner`, DeepSeek V4; the model profiles' data names
     them, with its sources). The request must name the model as that API does (no `org/`
-    prefix: other hosts serve it under one, and many take the empty list; DeepSeek's
-    open models other hosts serve as `deepseek-v3…` are not judged, nor is `gpt-oss`). A
-    request whose successful reply is logged is left alone, and so is one whose
-    session's previous request sent the same empty list to the same model and got a
-    successful reply: the host that answered took it. Reported once per session, where
-    it starts.
+    prefix or `:tag`: other hosts serve it under such names, and many take the empty
+    list; DeepSeek's open models other hosts serve as `deepseek-v3…` are not judged, nor
+    is `gpt-oss`). A request whose successful reply is logged is left alone, and so is
+    one whose session's previous request sent the same empty list to the same model and
+    got a successful reply: the host that answered took it. Reported once per session,
+    where it starts.
 
     ## Why is this bad?
     The API answers 400 ("Invalid 'tools': empty array. Expected an array with minimum

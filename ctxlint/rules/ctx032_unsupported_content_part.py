@@ -14,11 +14,11 @@ class UnsupportedContentPart(Rule):
     chat-completions request: an `image_url`, `input_audio` or `file` part sent to
     DeepSeek's API, which takes text alone (`deepseek-chat`, `deepseek-reasoner`,
     DeepSeek V4; the model profiles' data names the part types each API takes, with its
-    sources). The request must name the model as that API does (no `org/` prefix: other
-    hosts serve it under one, some with vision). A request whose successful reply is
-    logged is left alone, and so is a message the session's previous request sent to the
-    same model and got a successful reply to: the host that answered took it. Each
-    message is reported once, at the request that first carries it.
+    sources). The request must name the model as that API does (no `org/` prefix or
+    `:tag`: other hosts serve it under such names, some with vision). A request whose
+    successful reply is logged is left alone, and so is a message the session's previous
+    request sent to the same model and got a successful reply to: the host that answered
+    took it. Each message is reported once, at the request that first carries it.
 
     ## Why is this bad?
     The API answers 400 ("Failed to deserialize the JSON body into the target type:
