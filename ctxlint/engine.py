@@ -14,7 +14,7 @@ from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import islice
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 import orjson
 
@@ -198,13 +198,24 @@ class SessionSummary:
         return Counter(self._texts[text] for text in self._rows[6::_ROW])
 
 
+class Taken(NamedTuple):
+    """What a host answered, of a session's requests to one model: a request with a
+    successful reply, and the unanswered requests to the same model after it. What such a
+    host took, a maker's API may refuse (CTX004, CTX029–CTX034 spare it)."""
+
+    model: str | None
+    messages: int  # leading messages every request of the run sent
+    empty_tools: bool  # every request of the run sent `tools: []`
+
+
 class SessionCheck:
     """What the engine keeps of one session between its requests: of its first request the
     line and opening messages, the previous request (slimmed once the session is idle),
     the reasoning ledger, the replies that were cut off, the defects reported."""
 
     __slots__ = ("summary", "first_line", "opening", "previous", "ledger", "reported", "judged", "pending", "settings", "fingerprint_base",
-                 "greeting", "unfinished", "summaries", "refused", "asked_aside", "history_cut", "thread", "tools_offered", "recurring")
+                 "greeting", "unfinished", "summaries", "refused", "asked_aside", "history_cut", "thread", "tools_offered", "recurring",
+                 "taken")
 
     def __init__(self, session_id: str, file: str, explicit_key: bool, first: int) -> None:
         self.summary = SessionSummary(session_id, file, explicit_key, first)
@@ -240,6 +251,7 @@ class SessionCheck:
         # stored right ends the defect of its part only (an app may send its tool loop right
         # and store it wrong)
         self.recurring = (0, 0)
+        self.taken: Taken | None = None  # what a host answered, to the model the session's requests go to since
 
     @property
     def id(self) -> str:
@@ -429,23 +441,32 @@ class TurnContext:
     def tool_loop_start(self) -> int:
         return tool_loop_start(self.profile, self.messages)
 
-    @cached_property
-    def previous_taken(self) -> Record | None:
-        """The previous request, where it went to the same model and got a successful reply:
-        its host took what it sent (what a maker's API refuses, another host may take)."""
-        previous = self.previous.record if self.previous is not None else None
-        if previous is None or previous.response is None or previous.response.failed or previous.model != self.turn.record.model:
-            return None
-        return previous
+    @property
+    def taken(self) -> Taken | None:
+        """What a host answered of the session's requests to this request's model (Taken)."""
+        taken = self.session.taken
+        return taken if taken is not None and taken.model == self.turn.record.model and self.previous is not None else None
 
     @cached_property
     def taken_before(self) -> int:
-        """How many leading messages of this request previous_taken sent too (by identity, which
-        a slimmed previous request keeps): taken as they are."""
-        if self.previous_taken is None:
+        """How many leading messages of this request a host answered before, sent to the same
+        model (by identity, which a slimmed previous request keeps): taken as they are."""
+        taken = self.taken
+        if taken is None:
             return 0
-        return next((index for index, (before, now) in enumerate(zip(self.previous.identities, self.turn.identities)) if before != now),
-                    min(len(self.previous.identities), len(self.turn.identities)))
+        shared = next((index for index, (before, now) in enumerate(zip(self.previous.identities, self.turn.identities)) if before != now),
+                      min(len(self.previous.identities), len(self.turn.identities)))
+        return min(taken.messages, shared)
+
+    def taken_after(self) -> Taken | None:
+        """Session.taken once this request is judged: its own, where it was answered; else the
+        run of requests to its model goes on, narrowed to what this one sent too."""
+        record = self.turn.record
+        empty_tools = record.request.get("tools") == []
+        if record.response is not None and not record.response.failed:
+            return Taken(record.model, len(self.turn.identities), empty_tools)
+        taken = self.taken
+        return None if taken is None else Taken(taken.model, self.taken_before, taken.empty_tools and empty_tools)
 
     def known_reasoning(self, index: int) -> dict[str, Any] | None:
         """What the ledger knows of the reasoning of message `index`'s turn. Reasoning another
@@ -629,6 +650,7 @@ class Engine:
             session.unfinished |= {turn.response_identity()}
         if ctx.side_request:
             return  # the conversation goes on from the request before this side request
+        session.taken = ctx.taken_after()
         session.previous = turn
         session.judged = judged
         session.recurring = (live, stored)

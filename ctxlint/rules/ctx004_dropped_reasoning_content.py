@@ -35,7 +35,8 @@ class DroppedReasoningContent(Rule):
     (DeepSeek's and Moonshot's `reasoning_content`) and that comes back under another
     (OpenRouter's `reasoning`, a `<think>` block), where the request names the model as
     that API does (no `org/` prefix or `:tag`) and no successful reply to it is logged
-    (nor to the session's previous request that sent the turn so).
+    (nor to an earlier request of the session that sent the turn so, every request since
+    sending it too).
 
     When pass-back is required comes from the packaged model profiles: DeepSeek's thinking
     models, Kimi K2 thinking, MiniMax-M2 and GLM-5.3 require it on turns that made tool
@@ -148,8 +149,8 @@ class DroppedReasoningContent(Rule):
         checks its own field on every tool-call turn (DeepSeek's and Moonshot's
         `reasoning_content`) and the reply carried it in that field: the app renamed it. The
         request names the model as that API does (no org/ prefix, which other hosts use, and
-        they may read other fields), and no successful reply to it is logged, nor to the
-        session's previous request that sent it so (a host that took it read the field)."""
+        they may read other fields), and no successful reply to it is logged, nor to an
+        earlier request of the session that sent it so (a host that took it read the field)."""
         message, record, field = ctx.messages[index], ctx.turn.record, ctx.profile.reasoning_field
         if field is None or field in message or not ctx.thinking or not call_id:
             return None

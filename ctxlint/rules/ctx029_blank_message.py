@@ -20,19 +20,19 @@ class BlankMessage(Rule):
     Flags a message of the history whose content the API refuses as blank, where the
     model profiles' data says it does: in an Anthropic Messages body (sent to Anthropic,
     Bedrock's InvokeModel or Vertex AI), a message with empty content (`""` or `[]`), a
-    text block whose text is `""`, or a message whose text is whitespace alone (the
-    top-level `system` prompt too); in a Bedrock Converse body, a text block with no
-    text; in a Gemini body, a content with no parts; in a chat-completions body sent to a
+    text block whose text is `""`, or a message whose text is whitespace alone (the top-
+    level `system` prompt too); in a Bedrock Converse body, a text block with no text;
+    in a Gemini body, a content with no parts; in a chat-completions body sent to a
     model of Moonshot's (Kimi, moonshot-v1), an assistant message with no content, no
-    tool calls and no reasoning, unless the request's successful reply is logged, or the
-    session's previous request sent it to the same model and got one (other hosts serve
-    Kimi, and may take it). The last message of a Messages or
-    chat-completions body, when it is the assistant's (a prefill), is left alone: the
-    APIs allow it. The content of a tool result is not judged (Converse takes an empty
-    one, measured), nor are other models' chat-completions bodies: OpenAI and DeepSeek
-    take an empty assistant message. Reported once, at the request that first carries
-    the message. Where the blank message is a reply whose tool calls were lost (CTX001,
-    CTX016 report that at the same request), this rule stays quiet.
+    tool calls and no reasoning, unless the request's successful reply is logged, or an
+    earlier request of the session sent it to the same model and got one (every request
+    since sending it too) (other hosts serve Kimi, and may take it). The last message of
+    a Messages or chat-completions body, when it is the assistant's (a prefill), is left
+    alone: the APIs allow it. The content of a tool result is not judged (Converse takes
+    an empty one, measured), nor are other models' chat-completions bodies: OpenAI and
+    DeepSeek take an empty assistant message. Reported once, at the request that first
+    carries the message. Where the blank message is a reply whose tool calls were lost
+    (CTX001, CTX016 report that at the same request), this rule stays quiet.
 
     ## Why is this bad?
     The API answers the request with a 400 ("all messages must have non-empty content
@@ -77,7 +77,7 @@ class BlankMessage(Rule):
                 if refused["except_final_assistant"] and index == last and role_of(message) == "assistant":
                     continue
                 if refused.get("unless_answered") and (answered or index < ctx.taken_before):
-                    continue  # served by a host that took it, here or in the previous request
+                    continue  # served by a host that took it, here or before (ctx.taken_before)
                 block = blank.get("block")
                 before = message_identity(messages[index - 1]) if index else None
                 label = ctx.label(index)

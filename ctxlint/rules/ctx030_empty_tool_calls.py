@@ -17,10 +17,11 @@ class EmptyToolCalls(Rule):
     model as that API does (no `org/` prefix or `:tag`: other hosts serve it under such
     names, and some take the list; DeepSeek's open models other hosts serve as
     `deepseek-v3…` are not judged). A request whose successful reply is logged is left
-    alone, and so is a message the session's previous request sent to the same model and
-    got a successful reply to: the host that answered took it. An app that stores every
-    reply so is reported once, where it starts; a message that made no call and carries
-    no `tool_calls` member, or `tool_calls: null`, is legal.
+    alone, and so is a message an earlier request of the session sent to the same model
+    and got a successful reply to (every request since sending it too): the host that
+    answered took it. An app that stores every reply so is reported once, where it
+    starts; a message that made no call and carries no `tool_calls` member, or
+    `tool_calls: null`, is legal.
 
     ## Why is this bad?
     The API answers the request with a 400 ("Invalid 'messages[2].tool_calls': empty
@@ -53,7 +54,7 @@ class EmptyToolCalls(Rule):
             return
         messages = ctx.messages
         # every message, those reported before too: the error each later request gets is theirs
-        # (CTX022); not those the host took in the previous request
+        # (CTX022); not those a host took before (ctx.taken_before)
         for index in range(ctx.taken_before, len(messages)):
             message = messages[index]
             if role_of(message) == "assistant" and message.get("tool_calls") == []:

@@ -16,9 +16,9 @@ class EmptyToolsList(Rule):
     prefix or `:tag`: other hosts serve it under such names, and many take the empty
     list; DeepSeek's open models other hosts serve as `deepseek-v3…` are not judged, nor
     is `gpt-oss`). A request whose successful reply is logged is left alone, and so is
-    one whose session's previous request sent the same empty list to the same model and
-    got a successful reply: the host that answered took it. Reported once per session,
-    where it starts.
+    one whose session got a successful reply from the same model to the same empty list
+    (every request since sending it too): the host that answered took it. Reported once
+    per session, where it starts.
 
     ## Why is this bad?
     The API answers 400 ("Invalid 'tools': empty array. Expected an array with minimum
@@ -46,8 +46,8 @@ class EmptyToolsList(Rule):
     def check(self, ctx) -> Iterable[Violation]:
         if ctx.request.get("tools") != []:
             return
-        taken = ctx.previous_taken
-        if taken is not None and taken.request.get("tools") == []:
+        taken = ctx.taken
+        if taken is not None and taken.empty_tools:
             return  # the host answered the same list before
         refusal = refused_empty(ctx.turn.record, "tools")
         if refusal is not None:

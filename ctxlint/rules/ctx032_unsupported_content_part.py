@@ -16,9 +16,10 @@ class UnsupportedContentPart(Rule):
     DeepSeek V4; the model profiles' data names the part types each API takes, with its
     sources). The request must name the model as that API does (no `org/` prefix or
     `:tag`: other hosts serve it under such names, some with vision). A request whose
-    successful reply is logged is left alone, and so is a message the session's previous
-    request sent to the same model and got a successful reply to: the host that answered
-    took it. Each message is reported once, at the request that first carries it.
+    successful reply is logged is left alone, and so is a message an earlier request of
+    the session sent to the same model and got a successful reply to (every request
+    since sending it too): the host that answered took it. Each message is reported
+    once, at the request that first carries it.
 
     ## Why is this bad?
     The API answers 400 ("Failed to deserialize the JSON body into the target type:
@@ -50,7 +51,7 @@ class UnsupportedContentPart(Rule):
             return
         messages = ctx.messages
         # every message, those reported before too: the error each later request gets is theirs
-        # (CTX022); not those the host took in the previous request
+        # (CTX022); not those a host took before (ctx.taken_before)
         for index in range(ctx.taken_before, len(messages)):
             content = messages[index].get("content")
             for position, part in enumerate(content if isinstance(content, list) else ()):

@@ -14,11 +14,12 @@ class ReusedToolCallId(Rule):
     gave a call, in a body whose API requires every call id of the request to be unique:
     the Anthropic Messages API (sent to Anthropic, Bedrock's InvokeModel or Vertex AI;
     the model profiles' data names such APIs, with their sources). A request whose
-    successful reply is logged is left alone, and so is a call the session's previous
-    request sent to the same model and got a successful reply to: the host that answered
-    took it. In a chat-completions body an id reused in a later turn is legal (CTX011
-    flags ids repeated inside one message, in any API). An app that gives every turn's
-    calls the same ids is reported once, where it starts.
+    successful reply is logged is left alone, and so is a call an earlier request of the
+    session sent to the same model and got a successful reply to (every request since
+    sending it too): the host that answered took it. In a chat-completions body an id
+    reused in a later turn is legal (CTX011 flags ids repeated inside one message, in
+    any API). An app that gives every turn's calls the same ids is reported once, where
+    it starts.
 
     ## Why is this bad?
     The API answers 400 ("messages.43.content.2: `tool_use` ids must be unique"), and since
@@ -55,7 +56,7 @@ class ReusedToolCallId(Rule):
             if not isinstance(call_id, str):
                 continue
             first = used.setdefault(call_id, index)
-            # an id repeated inside one message is CTX011's; one the host took in the previous request stands
+            # an id repeated inside one message is CTX011's; one a host took before stands (ctx.taken_before)
             if first != index and index >= ctx.taken_before:
                 yield Violation(
                     f"tool call {call_id!r} of assistant message {ctx.label(index)} has the id a call of assistant message "

@@ -13,14 +13,15 @@ class MalformedToolCallId(Rule):
     ## What it does
     Flags a tool call of the history whose id is not in the form the model's API takes,
     in a chat-completions request: Mistral's API takes 9 letters or digits alone
-    (`mistral-large-…`, `devstral-…`, `codestral-…` and its other models as its API names
-    them; the model profiles' data holds each API's form, with its sources), so an id such
-    as `call_PTLP8xhu3uwZk4l3nlnrrJha`, a UUID or `turn1_0` is refused. The request must
-    name the model as that API does (no `org/` prefix or `:tag`: other hosts serve the
-    open models under such names, most with no such check). A request whose successful
-    reply is logged is left alone, and so is a call the session's previous request sent to
-    the same model and got a successful reply to: the host that answered took it. An app
-    that gives every call such an id is reported once, where it starts.
+    (`mistral-large-…`, `devstral-…`, `codestral-…` and its other models as its API
+    names them; the model profiles' data holds each API's form, with its sources), so an
+    id such as `call_PTLP8xhu3uwZk4l3nlnrrJha`, a UUID or `turn1_0` is refused. The
+    request must name the model as that API does (no `org/` prefix or `:tag`: other
+    hosts serve the open models under such names, most with no such check). A request
+    whose successful reply is logged is left alone, and so is a call an earlier request
+    of the session sent to the same model and got a successful reply to (every request
+    since sending it too): the host that answered took it. An app that gives every call
+    such an id is reported once, where it starts.
 
     ## Why is this bad?
     The API answers 400 ("Tool call id was call_0fypS1hVX but must be a-z, A-Z, 0-9, with
@@ -51,7 +52,7 @@ class MalformedToolCallId(Rule):
             return
         pattern = re.compile(required["pattern"])
         # every message, those reported before too: the error each later request gets is theirs
-        # (CTX022); not those the host took in the previous request
+        # (CTX022); not those a host took before (ctx.taken_before)
         for index, position, call in assistant_calls(ctx.messages, ctx.taken_before):
             call_id = call.get("id")
             if isinstance(call_id, str) and not pattern.fullmatch(call_id):
