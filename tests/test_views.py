@@ -223,3 +223,15 @@ def test_an_empty_tool_calls_list_sent_back_is_marked_not_legal_where_it_is_firs
     text = run_cli("show", str(FIXTURES / "rules" / "CTX030" / "fail_reply_stored_with_an_empty_tool_calls_list.jsonl"), "--session", "shop").stdout
     assert "turn 2: message #3 (assistant, turn 1 response) sent — not legal: CTX030" in text
     assert "first loss: message #3, at turn 2; later turns carried it as it was" in text
+
+
+def test_a_message_legal_where_first_sent_and_refused_after_a_switch_of_model_is_marked_there():
+    """An image sent to a vision model (legal), then sent again in the history to DeepSeek's
+    text-only API (CTX032), and another backend's call id sent to Mistral's API (CTX034, the
+    call and its result): not legal at the request that moved the conversation, in the
+    table and in what changed."""
+    image = run_cli("show", str(FIXTURES / "rules" / "CTX032" / "fail_image_in_the_history_sent_to_a_text_only_api.jsonl"), "--session", "switch").stdout
+    assert "turn 2: message #2 (user, turn 1 request) sent — not legal: CTX032" in image
+    ids = run_cli("show", str(FIXTURES / "rules" / "CTX034" / "fail_tool_call_id_mistral_does_not_take.jsonl"), "--session", "switch").stdout
+    assert "turn 3: message #3 (assistant, turn 1 response) sent — not legal: CTX034" in ids
+    assert "turn 3: message #4 (tool, turn 2 request) sent — not legal: CTX034" in ids

@@ -52,7 +52,8 @@ def render_send_record(record: SendRecord, out: IO[str], *, color: bool, redact:
     console.print(Text(f"per-message tokens by {record.entries[0].counter if record.entries else 'none'}; prompt tokens by {', '.join(counters)}", style="dim"))
     events = sorted(((n, entry.row, entry, status) for entry in record.entries for n, status in entry.statuses.items()
                      if (status.kind != SENT or not status.legal) and (n - 1 not in entry.statuses or entry.statuses[n - 1].kind != status.kind
-                                                 or entry.statuses[n - 1].changed != status.changed)), key=lambda e: e[:2])
+                                                 or entry.statuses[n - 1].changed != status.changed
+                                                 or (entry.statuses[n - 1].legal and not status.legal))), key=lambda e: e[:2])
     if events:
         console.print()
         console.print(Text("what changed", style="bold"))
