@@ -20,13 +20,13 @@ class BlankMessage(Rule):
     Flags a message of the history whose content the API refuses as blank, where the
     model profiles' data says it does: in an Anthropic Messages body (sent to Anthropic,
     Bedrock's InvokeModel or Vertex AI), a message with empty content (`""` or `[]`), a
-    text block whose text is `""`, or a message whose text is whitespace alone (the top-
-    level `system` prompt too); in a Bedrock Converse body, a text block with no text;
-    in a Gemini body, a content with no parts; in a chat-completions body sent to a
-    model of Moonshot's (Kimi, moonshot-v1), an assistant message with no content, no
+    text block whose text is `""`, or a message whose text is whitespace alone (the
+    top-level `system` prompt too); in a Bedrock Converse body, a text block with no
+    text; in a Gemini body, a content with no parts; in a chat-completions body sent to
+    a model of Moonshot's (Kimi, moonshot-v1), an assistant message with no content, no
     tool calls and no reasoning, unless the request's successful reply is logged, or an
-    earlier request of the session sent it to the same model and got one (every request
-    since sending it too) (other hosts serve Kimi, and may take it). The last message of
+    earlier request of the session sent it to the same model and got one, every request
+    since sending it too (other hosts serve Kimi, and may take it). The last message of
     a Messages or chat-completions body, when it is the assistant's (a prefill), is left
     alone: the APIs allow it. The content of a tool result is not judged (Converse takes
     an empty one, measured), nor are other models' chat-completions bodies: OpenAI and
