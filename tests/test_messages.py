@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import orjson
 from conftest import FIXTURES
 from helpers import json_report
 
@@ -30,7 +31,6 @@ def test_modified_reasoning_names_the_reply_of_the_turn_that_reused_a_call_id():
 def test_provider_errors_are_classified_by_what_the_provider_said(tmp_path):
     """Errors as DeepSeek, Moonshot, OpenAI, Anthropic, Gemini, Bedrock and Mistral word them:
     the class names the rule family to look at (message order, thinking/reasoning, blank content)."""
-    import orjson
 
     said = [
         ("deepseek-reasoner", "Missing `reasoning_content` field in the assistant message at message index 2.", "thinking/reasoning"),
@@ -61,6 +61,10 @@ def test_provider_errors_are_classified_by_what_the_provider_said(tmp_path):
         # a tool call id the API does not take (CTX011, CTX033, CTX034), as Anthropic and Mistral word it
         ("claude-sonnet-4-5", "messages.43.content.2: `tool_use` ids must be unique", "call id"),
         ("mistral-large-latest", "Tool call id was call_PTLP8xhu3uwZk4l3nlnrrJha but must be a-z, A-Z, 0-9, with a length of 9.", "call id"),
+        # a request ending with an assistant message the model refuses (CTX035), as Anthropic and Mistral word it
+        ("claude-sonnet-4-6", "This model does not support assistant message prefill. The conversation must end with a user message.", "prefill"),
+        ("claude-sonnet-4-5", "messages: final assistant content cannot end with trailing whitespace", "prefill"),
+        ("mistral-large-latest", "Expected last role User or Tool (or Assistant with prefix True) for serving but got assistant", "prefill"),
         # the provider's trouble, logged without its HTTP status: OpenAI's 500, a gateway's timeout
         ("gpt-4o", "The server had an error while processing your request. Sorry about that!", "server error"),
         ("deepseek-chat", "upstream connect error or disconnect/reset before headers. reset reason: connection timeout", "server error"),
@@ -71,3 +75,18 @@ def test_provider_errors_are_classified_by_what_the_provider_said(tmp_path):
                              for n, (model, message, _) in enumerate(said)))
     classes = [finding["message"].split("(")[1].split(",")[0] for finding in json_report(str(log))["findings"]]
     assert classes == [kind for _, _, kind in said]
+
+
+def test_an_error_that_names_no_cause_is_left_to_the_rule_that_finds_the_defect(tmp_path):
+    """Bedrock logs a refused call by its error code alone: where a rule reports what the
+    API refuses at that request, the code is its error; where none does, it is reported."""
+    def logged(request_id: str, messages: list[dict]) -> bytes:
+        return orjson.dumps({"schemaType": "ModelInvocationLog", "operation": "Converse", "requestId": request_id,
+                             "modelId": "us.anthropic.claude-opus-4-6-v1", "errorCode": "ValidationException", "requestMetadata": {"session_id": request_id},
+                             "input": {"inputBodyJson": {"messages": messages}}}) + b"\n"
+    user = {"role": "user", "content": [{"text": "Which release fixed the Safari login?"}]}
+    log = tmp_path / "bedrock.jsonl"
+    log.write_bytes(logged("prefill", [user, {"role": "assistant", "content": [{"text": "Recalled: release 2.4."}]}])
+                    + logged("unexplained", [user]))
+    findings = [(finding["code"], finding["line"], finding["evidence"].get("class")) for finding in json_report(str(log))["findings"]]
+    assert findings == [("CTX035", 1, None), ("CTX022", 2, "other")]

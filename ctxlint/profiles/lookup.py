@@ -372,6 +372,27 @@ def unique_call_ids(record: Record) -> dict[str, Any] | None:
     return next((entry for entry in _table()["unique_call_ids"] if entry["api"] == api), None)
 
 
+def refused_prefill(record: Record) -> dict[str, Any] | None:
+    """The profile data's assistant_prefill entry that says what the request's model
+    refuses of a request ending with an assistant message (any such prefill, one whose
+    text ends in whitespace, one not marked `prefix`), where no successful reply is logged
+    (a host that answered took it) and, for a model other hosts serve too, the request
+    names it as its maker's API does (makers_api_unanswered); else None."""
+    if not record.model or (record.response is not None and not record.response.failed):
+        return None
+    refusal = prefill_refusal(record.model, record.source_map.api if record.source_map is not None else None)
+    if refusal is not None and refusal.get("named_by_maker") and not makers_api_unanswered(record):
+        return None  # a model other hosts serve too, named as they do
+    return refusal
+
+
+@lru_cache(maxsize=1024)
+def prefill_refusal(model: str, api: str | None) -> dict[str, Any] | None:
+    """The assistant_prefill entry naming the model (for the API of its body, where the
+    entry names one), answered or not."""
+    return next((entry for entry in _entries_naming("assistant_prefill", model) if entry.get("api", api) == api), None)
+
+
 def _makers_entries(record: Record, table: str) -> tuple[dict[str, Any], ...]:
     """The entries of a profile data table of what makers' APIs refuse that match the
     request's model by name, where such refusals apply to it (makers_api_unanswered)."""

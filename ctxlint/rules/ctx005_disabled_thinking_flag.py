@@ -5,6 +5,7 @@ from typing import Iterable
 import orjson
 
 from ctxlint.chat import dotted, key_text, reasoning_of, role_of, tool_calls_of
+from ctxlint.profiles import prefill_refusal
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -107,6 +108,8 @@ def _final_assistant_against_the_switch(ctx, switched_on: str | None) -> Violati
     message = ctx.messages[last] if last > 0 else None
     if not profile.final_assistant_follows_thinking or message is None or role_of(message) != "assistant" or tool_calls_of(message):
         return None
+    if _refuses_every_prefill(ctx.turn.record):
+        return None  # with thinking or without, the prefill is refused: CTX035 reports it
     thinks = reasoning_of(message)[0] is not None
     if switched_on in profile.thinking_types:
         if thinks:
@@ -123,6 +126,11 @@ def _final_assistant_against_the_switch(ctx, switched_on: str | None) -> Violati
     return Violation(f"{profile.id} rejects a request that ends with an assistant message (a prefill) {said} for this request",
                      key="prefill", message_index=last, pointer=f"/messages/{last}",
                      evidence={"thinking": switched_on, "profile": profile.id, "sources": list(profile.conflict_sources)})
+
+
+def _refuses_every_prefill(record) -> bool:
+    refusal = prefill_refusal(record.model, record.source_map.api if record.source_map is not None else None) if record.model else None
+    return refusal is not None and refusal["refuses"] == "prefill"
 
 
 def _as_sent(value: object) -> str:
