@@ -41,6 +41,7 @@ def test_provider_errors_are_classified_by_what_the_provider_said(tmp_path):
                               "your input). You should interleave the user/assistant messages in the message sequence.", "message order"),
         ("gemini-2.5-flash", "Please ensure that function call turn comes immediately after a user turn or after a function response turn.",
          "message order"),
+        ("mistral-large-latest", "Unexpected role 'user' after role 'tool'", "message order"),
         # blank content (CTX029), as Anthropic, Moonshot, Gemini, Bedrock Converse, Mistral and vLLM word it
         ("claude-sonnet-4-5", "messages.1: all messages must have non-empty content except for the optional final assistant message", "blank content"),
         ("claude-sonnet-4-5", "system: text content blocks must be non-empty", "blank content"),

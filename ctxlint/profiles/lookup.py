@@ -404,7 +404,19 @@ def _makers_entries(record: Record, table: str) -> tuple[dict[str, Any], ...]:
 @lru_cache(maxsize=1024)
 def _entries_naming(table: str, model: str) -> tuple[dict[str, Any], ...]:
     names = normalize_name(model)
-    return tuple(entry for entry in _table()[table] if any(fnmatch.fnmatchcase(name, pattern) for name in names for pattern in entry["match"]))
+    return tuple(entry for entry in _table()[table] if any(fnmatch.fnmatchcase(name, pattern) for name in names for pattern in _patterns(entry)))
+
+
+def _patterns(entry: dict[str, Any]) -> list[str]:
+    """An entry's model name patterns: its own list, or its family's (model_families)."""
+    match = entry["match"]
+    return _table()["model_families"][match] if isinstance(match, str) else match
+
+
+def refused_orders(record: Record) -> tuple[dict[str, Any], ...]:
+    """The profile data's turn_order entries for the model's API (a role it refuses right
+    after another), where such refusals apply to the request (makers_api_unanswered)."""
+    return _makers_entries(record, "turn_order")
 
 
 CHAT_COMPLETIONS = "chat completions"

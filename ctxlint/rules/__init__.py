@@ -38,6 +38,7 @@ from ctxlint.rules.ctx032_unsupported_content_part import UnsupportedContentPart
 from ctxlint.rules.ctx033_reused_tool_call_id import ReusedToolCallId
 from ctxlint.rules.ctx034_malformed_tool_call_id import MalformedToolCallId
 from ctxlint.rules.ctx035_refused_prefill import RefusedPrefill
+from ctxlint.rules.ctx036_refused_role_order import RefusedRoleOrder
 from ctxlint.rules.ctx900_invalid_record import InvalidRecord
 
 RULES: dict[str, type[Rule]] = {
@@ -78,6 +79,7 @@ RULES: dict[str, type[Rule]] = {
         ReusedToolCallId,
         MalformedToolCallId,
         RefusedPrefill,
+        RefusedRoleOrder,
         InvalidRecord,
     )
 }

@@ -51,7 +51,7 @@ EXPLAINED_BY = {
     "content type": ("CTX032",),
     "call id": ("CTX011", "CTX033", "CTX034"),
     "prefill": ("CTX035",),
-    "message order": ("CTX001", "CTX002", "CTX003", "CTX009", "CTX010", "CTX011", "CTX012", "CTX024", "CTX027", "CTX028"),
+    "message order": ("CTX001", "CTX002", "CTX003", "CTX009", "CTX010", "CTX011", "CTX012", "CTX024", "CTX027", "CTX028", "CTX036"),
 }
 
 
