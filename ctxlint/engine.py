@@ -21,7 +21,7 @@ import orjson
 from ctxlint.chat import ReasoningSeen, call_made, greeting_only, last_user_index, message_identity, returned_reasoning, role_of, sealed, short_hash, text_of, tool_calls_of
 from ctxlint.ingest.record import InputProblem, Record, too_deep
 from ctxlint.ingest.shapes import LOG_FIELDS
-from ctxlint.profiles import Profile, ProfileBook, passback_required, tool_loop_start
+from ctxlint.profiles import Profile, ProfileBook, passback_required, settings_sent, tool_loop_start
 from ctxlint.rules.base import NO_CHAIN, Finding, Rule, Violation
 from ctxlint.sessions.grouping import ROUTED_PARTS, SessionAssembler, Thread, carrying_older, note_reply, part_name, route
 from ctxlint.sessions.history import Transition, align, side_request_on
@@ -201,11 +201,11 @@ class SessionSummary:
 class Taken(NamedTuple):
     """What a host answered, of a session's requests to one model: a request with a
     successful reply, and the unanswered requests to the same model after it. What such a
-    host took, a maker's API may refuse (CTX004, CTX029–CTX034 spare it)."""
+    host took, a maker's API may refuse (CTX004, CTX029–CTX034, CTX036 and CTX037 spare it)."""
 
     model: str | None
     messages: int  # leading messages every request of the run sent
-    empty_tools: bool  # every request of the run sent `tools: []`
+    settings: frozenset[tuple[str, str]]  # what every request of the run sent of the settings an API may refuse (settings_sent)
 
 
 class SessionCheck:
@@ -462,11 +462,10 @@ class TurnContext:
         """Session.taken once this request is judged: its own, where it was answered; else the
         run of requests to its model goes on, narrowed to what this one sent too."""
         record = self.turn.record
-        empty_tools = record.request.get("tools") == []
         if record.response is not None and not record.response.failed:
-            return Taken(record.model, len(self.turn.identities), empty_tools)
+            return Taken(record.model, len(self.turn.identities), settings_sent(record.request))
         taken = self.taken
-        return None if taken is None else Taken(taken.model, self.taken_before, taken.empty_tools and empty_tools)
+        return None if taken is None else Taken(taken.model, self.taken_before, taken.settings & settings_sent(record.request))
 
     def known_reasoning(self, index: int) -> dict[str, Any] | None:
         """What the ledger knows of the reasoning of message `index`'s turn. Reasoning another

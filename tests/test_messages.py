@@ -66,6 +66,9 @@ def test_provider_errors_are_classified_by_what_the_provider_said(tmp_path):
         ("claude-sonnet-4-6", "This model does not support assistant message prefill. The conversation must end with a user message.", "prefill"),
         ("claude-sonnet-4-5", "messages: final assistant content cannot end with trailing whitespace", "prefill"),
         ("mistral-large-latest", "Expected last role User or Tool (or Assistant with prefix True) for serving but got assistant", "prefill"),
+        # a setting the model's API refuses (CTX037), as OpenAI words it
+        ("gpt-5-mini", "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", "setting"),
+        ("o3", "Unsupported value: 'temperature' does not support 0.2 with this model. Only the default (1) value is supported.", "setting"),
         # the provider's trouble, logged without its HTTP status: OpenAI's 500, a gateway's timeout
         ("gpt-4o", "The server had an error while processing your request. Sorry about that!", "server error"),
         ("deepseek-chat", "upstream connect error or disconnect/reset before headers. reset reason: connection timeout", "server error"),

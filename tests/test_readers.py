@@ -119,8 +119,9 @@ def test_a_folder_walk_reads_a_pretty_printed_log_as_naming_it_does(tmp_path):
 
 def test_an_error_a_router_passes_on_says_what_the_provider_behind_it_said():
     """OpenRouter answers "Provider returned error" and puts the provider's own error body
-    in error.metadata.raw: the finding quotes the provider."""
-    report = json_report(str(FIXTURES / "rules" / "CTX005" / "fail_openrouter_o3_reasoning_effort_none.jsonl"))
+    in error.metadata.raw: the finding quotes the provider (selected alone: CTX005 reports the
+    setting the error is about)."""
+    report = json_report(str(FIXTURES / "rules" / "CTX005" / "fail_openrouter_o3_reasoning_effort_none.jsonl"), "--select", "CTX022")
     error = next(f for f in report["findings"] if f["code"] == "CTX022")
     assert "Provider returned error: Unsupported value: 'none' is not supported with the 'o3-2025-04-16' model" in error["message"]
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import orjson
 
-from ctxlint.chat import BLANK_CONTENT, REASONING_FIELDS, announces_summary, last_user_index, last_user_turn_index, provider_compaction, role_of, tagged_block_names, text_of
+from ctxlint.chat import BLANK_CONTENT, REASONING_FIELDS, announces_summary, dotted, key_text, last_user_index, last_user_turn_index, provider_compaction, role_of, tagged_block_names, text_of
 
 if TYPE_CHECKING:
     from ctxlint.ingest.record import Record
@@ -32,9 +32,9 @@ _PROVIDER_PRIORITY = ("zai", "zhipuai", "deepseek", "moonshotai", "minimax", "al
 
 
 @dataclass(frozen=True, slots=True)
-class ThinkingConflict:
-    """A setting a model refuses while thinking is on: sent at all (no condition), or
-    equal to `value`, other than `other_than`, or below `below`."""
+class SettingRefusal:
+    """A setting a model refuses (while thinking is on, for a thinking conflict): sent at
+    all (no condition), or equal to `value`, other than `other_than`, or below `below`."""
 
     path: str
     value: Any = None
@@ -86,7 +86,7 @@ class Profile:
     sources: tuple[str, ...] = ()
     # settings refused while the request turns thinking on with one of these thinking.type values
     thinking_types: tuple[str, ...] = ()
-    thinking_conflicts: tuple[ThinkingConflict, ...] = ()
+    thinking_conflicts: tuple[SettingRefusal, ...] = ()
     # refused too: a request that ends with an assistant message whose thinking does not follow the
     # switch (no thinking block to open with while thinking is on, a thinking block while it is off)
     final_assistant_follows_thinking: bool = False
@@ -242,7 +242,7 @@ def _thinking_conflicts(candidates: list[str]) -> dict[str, Any]:
     if entry is None:
         return {}
     return {"thinking_types": tuple(entry["thinking_types"]), "conflict_sources": tuple(entry["sources"]),
-            "thinking_conflicts": tuple(ThinkingConflict(**rule) for rule in entry["rejects"]),
+            "thinking_conflicts": tuple(SettingRefusal(**rule) for rule in entry["rejects"]),
             "final_assistant_follows_thinking": bool(entry.get("final_assistant_follows_thinking"))}
 
 
@@ -411,6 +411,33 @@ def _patterns(entry: dict[str, Any]) -> list[str]:
     """An entry's model name patterns: its own list, or its family's (model_families)."""
     match = entry["match"]
     return _table()["model_families"][match] if isinstance(match, str) else match
+
+
+def refused_settings(record: Record) -> tuple[tuple[dict[str, Any], SettingRefusal], ...]:
+    """The profile data's setting_refusals entries for the model's API, each with its
+    refusal, where such refusals apply to the request (makers_api_unanswered)."""
+    return tuple((entry, _setting_refusal(entry)) for entry in _makers_entries(record, "setting_refusals"))
+
+
+def _setting_refusal(entry: dict[str, Any]) -> SettingRefusal:
+    return SettingRefusal(**{name: entry[name] for name in ("path", "value", "other_than", "below", "instead") if name in entry})
+
+
+@lru_cache(maxsize=1)
+def _refused_setting_paths() -> tuple[str, ...]:
+    return tuple(dict.fromkeys(entry["path"] for entry in _table()["setting_refusals"]))
+
+
+def settings_sent(request: dict[str, Any]) -> frozenset[tuple[str, str]]:
+    """What a request sent of the settings a maker's API may refuse, as (path, key_text):
+    `tools: []` (CTX031) and the scalar settings setting_refusals names (CTX037), so that
+    what a host answered is known taken (engine.Taken)."""
+    sent = {("tools", "[]")} if request.get("tools") == [] else set()
+    for path in _refused_setting_paths():
+        value = dotted(request, path)
+        if value is not None and not isinstance(value, (dict, list)):
+            sent.add((path, key_text(value)))
+    return frozenset(sent)
 
 
 def refused_orders(record: Record) -> tuple[dict[str, Any], ...]:

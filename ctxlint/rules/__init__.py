@@ -39,6 +39,7 @@ from ctxlint.rules.ctx033_reused_tool_call_id import ReusedToolCallId
 from ctxlint.rules.ctx034_malformed_tool_call_id import MalformedToolCallId
 from ctxlint.rules.ctx035_refused_prefill import RefusedPrefill
 from ctxlint.rules.ctx036_refused_role_order import RefusedRoleOrder
+from ctxlint.rules.ctx037_refused_setting import RefusedSetting
 from ctxlint.rules.ctx900_invalid_record import InvalidRecord
 
 RULES: dict[str, type[Rule]] = {
@@ -80,6 +81,7 @@ RULES: dict[str, type[Rule]] = {
         MalformedToolCallId,
         RefusedPrefill,
         RefusedRoleOrder,
+        RefusedSetting,
         InvalidRecord,
     )
 }

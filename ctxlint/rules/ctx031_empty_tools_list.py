@@ -47,7 +47,7 @@ class EmptyToolsList(Rule):
         if ctx.request.get("tools") != []:
             return
         taken = ctx.taken
-        if taken is not None and taken.empty_tools:
+        if taken is not None and ("tools", "[]") in taken.settings:
             return  # the host answered the same list before
         refusal = refused_empty(ctx.turn.record, "tools")
         if refusal is not None:

@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+import orjson
+
+from ctxlint.chat import dotted, key_text
+from ctxlint.profiles import refused_settings
+from ctxlint.rules.base import Rule, Violation
+
+
+class RefusedSetting(Rule):
+    """
+    ## What it does
+    Flags a request setting the model's API refuses, in a chat-completions request:
+    `max_tokens` sent to OpenAI's reasoning models (o1, o3, o4-mini, GPT-5 and its
+    versions, which take `max_completion_tokens`), and a `temperature` other than 1 sent
+    to o1, o3, o4-mini and the first GPT-5 models (GPT-5.1 and newer take one with
+    `reasoning_effort` `none`, their default, so they are not judged). The model
+    profiles' data names the models, with its sources. The request must name the model
+    as that API does (no `org/` prefix or `:tag`: gateways such as OpenRouter and LiteLLM
+    translate or drop such settings). A request whose successful reply is logged is left
+    alone, and so is one whose session got a successful reply from the same model to the
+    same setting (every request since sending it too): the host that answered took it.
+    Reported once per session, where it starts. Thinking switches and the settings a
+    model refuses while thinking is on are CTX005's.
+
+    ## Why is this bad?
+    The API answers 400 ("Unsupported parameter: 'max_tokens' is not supported with this
+    model. Use 'max_completion_tokens' instead.", "Unsupported value: 'temperature' does
+    not support 0.2 with this model") before the model sees anything, and every request
+    of the session fails the same way. It happens when an app moves from GPT-4o to a
+    reasoning model and keeps the settings it wrote for the old one.
+
+    ## Example
+    ```json
+    {"model": "gpt-5-mini", "max_tokens": 1024, "temperature": 0.2, "messages": [{"role": "user", "content": "Summarize the ticket."}]}
+    ```
+
+    Use instead:
+    ```json
+    {"model": "gpt-5-mini", "max_completion_tokens": 1024, "messages": [{"role": "user", "content": "Summarize the ticket."}]}
+    ```
+    """
+
+    code = "CTX037"
+    name = "refused-setting"
+    severity = "error"
+    remediation = "Send the setting the model takes in its place (max_completion_tokens for max_tokens), or leave the refused setting out."
+
+    def check(self, ctx) -> Iterable[Violation]:
+        for entry, refusal in refused_settings(ctx.turn.record):
+            sent = dotted(ctx.request, refusal.path)
+            if not refusal.refuses(sent):
+                continue
+            taken = ctx.taken
+            if taken is not None and (refusal.path, key_text(sent)) in taken.settings:
+                continue  # the host answered the same setting before
+            yield Violation(
+                f"{refusal.path} = {orjson.dumps(sent).decode()}: {entry['by']} refuses it for {ctx.turn.record.model} "
+                f"({entry['error']!r}); {refusal.advice()}",
+                key=(refusal.path, key_text(sent)), pointer="/" + refusal.path.replace(".", "/"),
+                evidence={"setting": refusal.path, "value": sent, "model": ctx.turn.record.model, "provider_error": entry["error"],
+                          "sources": entry["sources"]},
+            )
