@@ -50,6 +50,7 @@ def test_provider_errors_are_classified_by_what_the_provider_said(tmp_path):
         ("claude-sonnet-4-5", "The text field in the ContentBlock object at messages.11.content.0 is blank. Add text to the text field, and try again.",
          "blank content"),
         ("mistral-large-latest", "Assistant message must have either content or tool_calls, but not none.", "blank content"),
+        ("gpt-4o-mini", "Invalid value for 'content': expected a string, got null.", "blank content"),
         # a list sent empty (CTX030, CTX031), as OpenAI and DeepSeek word it
         ("gpt-4o", "Invalid 'messages[2].tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.",
          "empty list"),

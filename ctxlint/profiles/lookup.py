@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import orjson
 
-from ctxlint.chat import BLANK_CONTENT, REASONING_FIELDS, announces_summary, dotted, key_text, last_user_index, last_user_turn_index, provider_compaction, role_of, tagged_block_names, text_of
+from ctxlint.chat import BLANK_CONTENT, REASONING_FIELDS, SAID_MEMBERS, announces_summary, dotted, key_text, last_user_index, last_user_turn_index, provider_compaction, role_of, tagged_block_names, text_of
 
 if TYPE_CHECKING:
     from ctxlint.ingest.record import Record
@@ -448,6 +448,7 @@ def refused_orders(record: Record) -> tuple[dict[str, Any], ...]:
 
 CHAT_COMPLETIONS = "chat completions"
 _EMPTY_CHAT_MESSAGE = ({"api": CHAT_COMPLETIONS, "shape": "empty_message"},)
+_NULL_CHAT_CONTENT = ({"api": CHAT_COMPLETIONS, "shape": "null_content"},)
 
 
 @lru_cache(maxsize=None)
@@ -461,15 +462,22 @@ def refused_blank(api: str, shape: str, profile_id: str | None = None) -> dict[s
 
 def blanks_of(message: dict[str, Any]) -> tuple[dict[str, Any], ...]:
     """The blanks ingest marked on a message of another API's body (chat.BLANK_CONTENT); in
-    chat-completions terms, an assistant message that carries nothing at all: no text, no
-    tool or function call, no reasoning."""
+    chat-completions terms, an assistant message that carries nothing at all (no text, no
+    tool or function call, no reasoning), and a message whose content is null where its
+    role needs one (an assistant message needs none beside its calls)."""
     marked = message.get(BLANK_CONTENT)
     if marked is not None:
         return marked
-    if role_of(message) == "assistant" and message.get("content") in (None, "", []) and not message.get("tool_calls") \
-            and not message.get("function_call") and not any(message.get(name) for name in REASONING_FIELDS):
-        return _EMPTY_CHAT_MESSAGE
-    return ()
+    blanks = _EMPTY_CHAT_MESSAGE if _says_nothing_at_all(message) else ()
+    if message.get("content", "") is None and (
+            role_of(message) != "assistant" or not (message.get("tool_calls") or any(message.get(name) for name in SAID_MEMBERS))):
+        blanks += _NULL_CHAT_CONTENT
+    return blanks
+
+
+def _says_nothing_at_all(message: dict[str, Any]) -> bool:
+    return role_of(message) == "assistant" and message.get("content") in (None, "", []) and not message.get("tool_calls") \
+        and not message.get("function_call") and not any(message.get(name) for name in REASONING_FIELDS)
 
 
 def refused_as_blank(message: dict[str, Any], profile_id: str | None = None) -> Iterable[tuple[dict[str, Any], dict[str, Any]]]:

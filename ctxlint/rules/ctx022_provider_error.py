@@ -18,7 +18,7 @@ ERROR_CLASSES = (
     ("blank content", re.compile(r"non-empty content|must be non-empty|non-whitespace text|ContentBlock object at \S+ is blank"
                                  r"|parts must not be empty|empty text parameter|at least one parts? field"
                                  r"|with role '\w+' must not be empty|must have either content or tool_calls"
-                                 r"|Invalid assistant message: role='assistant' content=None", re.IGNORECASE)),
+                                 r"|Invalid assistant message: role='assistant' content=None|expected a string, got null", re.IGNORECASE)),
     # a list the API refuses sent empty (OpenAI's and DeepSeek's `tools: []`, `tool_calls: []`)
     ("empty list", re.compile(r"empty array|an array with minimum length 1", re.IGNORECASE)),
     # a content part the API does not take (DeepSeek's text-only API refusing an image)

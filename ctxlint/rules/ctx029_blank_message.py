@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ctxlint.chat import message_identity, role_of
-from ctxlint.profiles.lookup import refused_as_blank
+from ctxlint.profiles.lookup import makers_api_unanswered, refused_as_blank
 from ctxlint.rules.base import Rule, Violation
 
 # what a finding says each blank shape is
@@ -11,6 +11,7 @@ SHAPES = {
     "empty_message": "has no content",
     "empty_text_block": "holds a text block with no text",
     "whitespace_text": "says nothing but whitespace",
+    "null_content": "has content null",
 }
 
 
@@ -26,11 +27,15 @@ class BlankMessage(Rule):
     a model of Moonshot's (Kimi, moonshot-v1), an assistant message with no content, no
     tool calls and no reasoning, unless the request's successful reply is logged, or an
     earlier request of the session sent it to the same model and got one, every request
-    since sending it too (other hosts serve Kimi, and may take it). The last message of
-    a Messages or chat-completions body, when it is the assistant's (a prefill), is left
-    alone: the APIs allow it. The content of a tool result is not judged (Converse takes
-    an empty one, measured), nor are other models' chat-completions bodies: OpenAI and
-    DeepSeek take an empty assistant message. Reported once, at the request that first
+    since sending it too (other hosts serve Kimi, and may take it). In a
+    chat-completions body sent to OpenAI's models (named as its API names them: no
+    `org/` prefix or `:tag`), a message whose content is `null`: a user, system or tool
+    message (a tool that returned nothing), or an assistant message without tool calls;
+    unless answered as above. The last message of a Messages body, or of one sent to
+    Moonshot, when it is the assistant's with empty content (a prefill), is left alone:
+    the APIs allow it. An empty tool result is not judged (Converse takes one,
+    measured), nor are other models' chat-completions bodies; OpenAI and DeepSeek take
+    an assistant message whose content is `""`. Reported once, at the request that first
     carries the message. Where the blank message is a reply whose tool calls were lost
     (CTX001, CTX016 report that at the same request), this rule stays quiet.
 
@@ -78,6 +83,8 @@ class BlankMessage(Rule):
                     continue
                 if refused.get("unless_answered") and (answered or index < ctx.taken_before):
                     continue  # served by a host that took it, here or before (ctx.taken_before)
+                if refused.get("makers_api") and not makers_api_unanswered(ctx.turn.record):
+                    continue  # a body not as sent to the maker's API, or a model named as other hosts serve it
                 block = blank.get("block")
                 before = message_identity(messages[index - 1]) if index else None
                 label = ctx.label(index)
