@@ -142,6 +142,10 @@ SILENT_PARTS = ("text", "output_text", "thinking", "redacted_thinking", "reasoni
 
 
 COMPACTION = "compaction"  # a normalized assistant message's field: the provider's summary of what came before it
+# A normalized assistant message's field, true where it holds blocks of tools the provider
+# runs itself (server_tool_use, mcp_tool_use, their *_tool_result): a turn the provider may
+# pause (Anthropic's pause_turn) for the app to send back as it is, to go on.
+SERVER_TOOL_BLOCKS = "server_tool_blocks"
 # A normalized assistant message's field, where it has such blocks: the results of calls a
 # provider ran itself (Anthropic's advisor_tool_result, web_search_tool_result, …) whose
 # call (server_tool_use, mcp_tool_use) the assistant's turn does not hold before them.

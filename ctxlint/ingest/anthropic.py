@@ -24,7 +24,7 @@ from urllib.parse import unquote, urlparse
 
 import orjson
 
-from ctxlint.chat import BLANK_CONTENT, COMPACTION, UNCALLED_SERVER_RESULTS, object_member, str_or_none, text_of
+from ctxlint.chat import BLANK_CONTENT, COMPACTION, SERVER_TOOL_BLOCKS, UNCALLED_SERVER_RESULTS, object_member, str_or_none, text_of
 from ctxlint.ingest.record import Response, nested_too_deep
 from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn
 
@@ -116,6 +116,7 @@ def assistant_message(content: str | list[Any], pointer: str = "") -> tuple[dict
     if isinstance(content, str):
         return {"role": "assistant", "content": content}, ()
     texts, calls, thinking, call_pointers, compactions = [], [], [], [], []
+    server_tools = False
     for position, block in enumerate(_blocks(content, pointer)):
         kind = block.get("type")
         if kind == COMPACTION:  # the server's summary of the history before it (context_management compact)
@@ -129,9 +130,13 @@ def assistant_message(content: str | list[Any], pointer: str = "") -> tuple[dict
             call_pointers.append(f"{pointer}/content/{position}")
         elif kind in THINKING_BLOCKS:
             thinking.append(block)
+        elif kind in SERVER_CALLS or (isinstance(kind, str) and kind.endswith("_tool_result") and kind != "tool_result"):
+            server_tools = True
     message = assistant_turn(texts, thinking, calls)
     if compactions:
         message[COMPACTION] = "\n".join(compactions)
+    if server_tools:
+        message[SERVER_TOOL_BLOCKS] = True
     return message, tuple(call_pointers)
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import message_identity, reasoning_of, role_of, says_nothing, text_of, tool_calls_of
+from ctxlint.chat import SERVER_TOOL_BLOCKS, message_identity, reasoning_of, role_of, says_nothing, text_of, tool_calls_of
 from ctxlint.profiles import refused_prefill
 from ctxlint.rules.base import Rule, Violation
 
@@ -17,10 +17,13 @@ class RefusedPrefill(Rule):
     API, a prefill whose text ends in whitespace (a space, a newline); and to Mistral's
     API, a final assistant message not marked `prefix: true` (the request must name the
     model as that API does, with no `org/` prefix or `:tag`: other hosts serve Mistral's
-    open models under rules of their own). The model profiles' data names the models and APIs, with
-    its sources. A final assistant message with tool calls is not a prefill (CTX002
-    reports calls left without results), nor is one that says nothing. A request whose
-    successful reply is logged is left alone: the host that answered took it.
+    open models under rules of their own). The model profiles' data names the models and
+    APIs, with its sources. A final assistant message with tool calls is not a prefill
+    (CTX002 reports calls left without results), nor is one that says nothing, nor a
+    turn of server tools (web search, code execution) sent back as it came after the API
+    paused it (`stop_reason` `pause_turn`): that is how the API goes on with it. A
+    request whose successful reply is logged is left alone: the host that answered took
+    it.
 
     ## Why is this bad?
     The API answers 400 ("This model does not support assistant message prefill. The
@@ -57,8 +60,8 @@ class RefusedPrefill(Rule):
     def check(self, ctx) -> Iterable[Violation]:
         last = len(ctx.messages) - 1
         final = ctx.messages[last] if last >= 0 else None
-        if final is None or role_of(final) != "assistant" or tool_calls_of(final):
-            return
+        if final is None or role_of(final) != "assistant" or tool_calls_of(final) or final.get(SERVER_TOOL_BLOCKS):
+            return  # calls left open are CTX002's; a turn of server tools, sent back to go on after a pause, is no prefill
         refusal = refused_prefill(ctx.turn.record)
         if refusal is None:
             return
