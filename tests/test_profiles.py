@@ -100,3 +100,27 @@ def test_a_body_past_the_window_is_flagged_though_its_logged_usage_counts_less(t
     assert [(f["code"], f["line"], f["evidence"]["counter"]) for f in findings] == [
         ("CTX006", 1, "tiktoken:cl100k_base (approximation)"), ("CTX006", 2, "server")]
     assert "though the logged usage counts 900" in findings[0]["message"] and findings[0]["evidence"]["server_prompt_tokens"] == 900
+
+
+def test_every_fact_names_a_source_and_every_family_it_matches_is_listed():
+    """The profile data's facts each cite sources its `sources` table holds, and a `match`
+    given by name is a family of model_families: a typo would silently match nothing."""
+    from importlib import resources
+
+    table = orjson.loads(resources.files("ctxlint.profiles").joinpath("models.json").read_bytes())
+    cited, families = [], []
+
+    def walk(value):
+        if isinstance(value, dict):
+            cited.extend(value.get("sources", []) if isinstance(value.get("sources"), list) else [])
+            if isinstance(value.get("match"), str):
+                families.append(value["match"])
+            for member in value.values():
+                walk(member)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk({name: part for name, part in table.items() if name != "sources"})
+    assert cited and set(cited) <= set(table["sources"])
+    assert families and set(families) <= set(table["model_families"])
