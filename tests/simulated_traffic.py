@@ -14,7 +14,9 @@ closed tool loops, and GLM's); a request retried after a 429, or sent again for 
 allows it; title calls and sub-agents under the main session's key; sessions with and
 without a key, under the several names a key goes by; replies logged as SSE streams, or
 on lines of their own a little after their requests (tied by request_id); calls logged as
-LiteLLM's logging payload (settings under model_parameters, failures as error_str).
+LiteLLM's logging payload (settings under model_parameters, failures as error_str); a user
+speaking right after a tool run, before the model saw its results, where the API takes that
+order; `max_tokens` and a temperature sent to a model that takes them.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class Style:
     settings: dict = field(default_factory=dict)  # what every request sets besides messages and tools (thinking…)
     api: str = "chat"  # or "anthropic": the chat-shaped history is written as Messages API bodies
     prompt_role: str = "system"  # OpenAI's newer models take their system prompt as a developer message
+    short_call_ids: bool = False  # Mistral's API takes a call id of 9 letters or digits alone
 
 
 STYLES = [
@@ -59,9 +62,11 @@ STYLES = [
     # thinking models whose reasoning no profile asks back: dropping it even on tool-call turns is legal
     Style("doubao-seed-1-6-250615", "reasoning_content", False, {"thinking": {"type": "enabled"}}),
     Style("qwen3-235b-a22b", "reasoning_content", False, {"enable_thinking": True}),
-    Style("gpt-4o", None, False),
+    Style("gpt-4o", None, False, {"max_tokens": 1024, "temperature": 0.3}),  # settings the reasoning models refuse
+    Style("mistral-large-latest", None, False, short_call_ids=True),
     Style("gpt-5", None, False, {"reasoning_effort": "low"}, prompt_role="developer"),
     Style("claude-sonnet-4-5", "thinking", True, {"thinking": {"type": "enabled", "budget_tokens": 2048}}, api="anthropic"),
+    Style("claude-sonnet-4-6", "thinking", True, {"thinking": {"type": "adaptive"}}, api="anthropic"),  # takes no prefill
     # reasoning items before the function calls they led to, sent back with the calls' item ids
     Style("gpt-5", "reasoning_item", True, {"store": False, "include": ["reasoning.encrypted_content"]}, api="responses"),
     # thought signatures on the first function call of a turn; calls without ids, paired by name
@@ -70,17 +75,26 @@ STYLES = [
     Style("qwen3:8b", "reasoning_content", False, {"think": True, "options": {"temperature": 0.2}}, api="ollama"),
 ]
 GLM5 = Style("glm-5.1", "reasoning_content", True)
-# what a defect of rejected settings sends on every request (reported once, at the first)
-REJECTED = {"thinking_disabled": {"thinking": {"type": "disabled"}}, "unaccepted_effort": {"reasoning_effort": "medium"}}
+GPT5_MINI = Style("gpt-5-mini", None, False, {"reasoning_effort": "low"}, prompt_role="developer")
+# what a defect of rejected settings sends on every request (reported once, at the first), to which model
+REJECTED = {"thinking_disabled": {"thinking": {"type": "disabled"}}, "unaccepted_effort": {"reasoning_effort": "medium"},
+            "refused_setting": {"max_tokens": 1024}}
+REJECTED_BY = {"refused_setting": GPT5_MINI}
+# the API refuses these requests outright: the app logs the error and gives up
+REFUSED = {"refused_setting": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+           "lost_user_message": "This model does not support assistant message prefill. The conversation must end with a user message.",
+           "user_after_tool": "Unexpected role 'user' after role 'tool'"}
 
 SUMMARY_OPENING = "Here is a summary of the conversation to date:\n\n"
 CLEARED = '{"result": "[cleared to save context]"}'
 SCRIPTED_OPENING = "Plan a trip to Rome, budget 500 EUR, two nights near Termini station."
 # made when a reply is stored: those made on a tool-call turn, and the others
 CALL_TURN_DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", "unanswered_call", "edited_reasoning", "arguments_as_object",
-                     "duplicate_result")
+                     "duplicate_result", "user_after_tool")
 STORED_DEFECTS = CALL_TURN_DEFECTS + ("two_users", "markup_residue", "truncated_reply_reused", "text_only_history")
-DEFECTS = STORED_DEFECTS + ("thinking_disabled", "unaccepted_effort", "trim_cut", "overflow", "sliding_window")
+DEFECTS = STORED_DEFECTS + ("thinking_disabled", "unaccepted_effort", "refused_setting", "trim_cut", "overflow", "sliding_window", "lost_user_message")
+MISTRAL = next(style for style in STYLES if style.model.startswith("mistral"))
+CLAUDE_NO_PREFILL = next(style for style in STYLES if style.model == "claude-sonnet-4-6")
 
 
 @dataclass
@@ -133,6 +147,9 @@ class Conversation:
     # the calls are logged as LiteLLM's logging payload: the messages and the reply at the top
     # level, every other request setting (tools, thinking…) under model_parameters
     litellm: bool = False
+    # the user speaks right after a tool run, before the model saw its results (a cancelled
+    # command): legal where the API takes that order (not Mistral's)
+    interrupts: bool = False
 
     def __post_init__(self) -> None:
         opening = SCRIPTED_OPENING if self.scripted else f"Plan a trip to {self.rng.choice(CITIES)}, budget 500 EUR. {self.text(8)}"
@@ -196,8 +213,9 @@ class Conversation:
                 # Gemini's calls, named by their arguments, renumber when history between two alike is cut
                 city = CITIES[self.calls % len(CITIES)]
                 arguments = {"city": city, "day": self.calls} if name == "weather" else {"origin": "Paris", "destination": city, "day": self.calls}
-                self.call_names[f"call_{self.id}_{self.calls}"] = name
-                message["tool_calls"].append({"id": f"call_{self.id}_{self.calls}", "type": "function",
+                call_id = f"{self.id}c{self.calls:04d}" if self.style.short_call_ids else f"call_{self.id}_{self.calls}"
+                self.call_names[call_id] = name
+                message["tool_calls"].append({"id": call_id, "type": "function",
                                               "function": {"name": name, "arguments": json.dumps(arguments)}})
         thought = f"The user wants {self.text(5)}."
         if self.style.reasoning == "inline":
@@ -219,7 +237,10 @@ class Conversation:
         calls = reply.get("tool_calls") or []
         if self.style.reasoning not in (None, "inline") and (not calls or not self.style.passback_on_tool_turns) and self.rng.random() < 0.5:
             kept.pop(self.style.reasoning)  # legal: no provider here wants reasoning back on a text turn
-        if (self.style.reasoning in ("thinking", "signature") or self.style.model.startswith("glm-")) and not calls and self.rng.random() < 0.5:
+        # (not where the user's next message will be lost: the loop it closed reads as open then, and
+        # its thinking as owed, a second finding for the one defect)
+        if (self.style.reasoning in ("thinking", "signature") or self.style.model.startswith("glm-")) and not calls \
+                and self.defect != "lost_user_message" and self.rng.random() < 0.5:
             # legal: once the user speaks, closed tool loops may lose Claude's thinking, Gemini's
             # signatures, GLM's reasoning_content (its chat template shows it only after the last user message)
             # (copies: the requests already written hold these messages as they were sent)
@@ -250,6 +271,8 @@ class Conversation:
         if planted == "duplicate_result":
             results.append(dict(results[0]))
         added += results
+        if calls and (planted == "user_after_tool" or (planted is None and self.interrupts and self.rng.random() < 0.3)):
+            added.append({"role": "user", "content": "Cancel that. " + self.text(5)})
         if not calls:
             added.append({"role": "user", "content": self.text(self.rng.randint(4, 12))})
             if planted == "two_users":
@@ -280,7 +303,8 @@ class Simulator:
     def _conversation(self, number: int, defect_rate: float) -> Conversation:
         rng = self.rng
         defect = rng.choice(DEFECTS) if rng.random() < defect_rate else None
-        style = GLM5 if defect in REJECTED else rng.choice(STYLES)
+        style = REJECTED_BY.get(defect, GLM5) if defect in REJECTED else {"user_after_tool": MISTRAL, "lost_user_message": CLAUDE_NO_PREFILL}.get(
+            defect) or rng.choice(STYLES)
         if defect == "drop_reasoning" and not style.passback_on_tool_turns:
             style = rng.choice([s for s in STYLES if s.passback_on_tool_turns])
         if defect == "edited_reasoning":  # judged where the profile asks the reasoning back, compared field to field
@@ -291,8 +315,10 @@ class Simulator:
             style = rng.choice([s for s in STYLES if s.api != "ollama"])
         # what only the logged reply shows (its reasoning, that it ran out of tokens, an error) needs one; so
         # does a Responses call sent without its reasoning item (a turn at effort none had none to send)
+        # (and a turn of adaptive thinking may have had none to send)
         keyed = defect in ("overflow", "edited_reasoning", "truncated_reply_reused") or rng.random() < 0.7 or (
-            defect == "drop_reasoning" and style.api in ("responses", "gemini"))  # a bare Gemini body names no model
+            defect == "drop_reasoning" and (style.api in ("responses", "gemini")  # a bare Gemini body names no model
+                                            or style.settings.get("thinking", {}).get("type") == "adaptive"))
         turns = rng.randint(3, 12)
         shortening = rng.choice(("trim_middle", "summarize", None, None)) if defect not in ("trim_cut", "sliding_window", "text_only_history") else None
         prompted = rng.random() < 0.8
@@ -308,9 +334,10 @@ class Simulator:
             keyed or (shortening is None and defect not in ("trim_cut", "sliding_window")))
         streamed = rng.random() < 0.3
         key_name = rng.choice(("session_id", "session_id", "conversation_id", "thread_id", "metadata.session_id"))
+        interrupts = style.api == "chat" and not style.short_call_ids and rng.random() < 0.25
         return Conversation(rng, f"s{number:03d}", style, keyed, defect, turns, defect_turn, clock=clock, scripted=scripted,
                             prompted=prompted, clears_results=clears_results, trim_middle=shortening == "trim_middle",
-                            summarize=shortening == "summarize", streamed=streamed, key_name=key_name)
+                            summarize=shortening == "summarize", streamed=streamed, key_name=key_name, interrupts=interrupts)
 
     def run(self) -> "Simulator":
         while self.open:
@@ -344,10 +371,16 @@ class Simulator:
                 defect_now = None
             else:
                 c.window_start = starts[-1]
+        if defect_now == "lost_user_message" and c.history[-1]["role"] != "user":
+            c.defect_turn += 1  # the message lost must be the user's newest, after a reply in text: a turn later
+            c.turns = max(c.turns, c.defect_turn)
+            defect_now = None
         if c.defect == "text_only_history" and c.turn + 1 == c.defect_turn and c.history[-1]["role"] != "tool":
             c.defect_turn += 1  # the turn to store as text only must close a tool loop: a turn later
             c.turns = max(c.turns, c.defect_turn)
         request = c.request()
+        if defect_now == "lost_user_message":  # the app sends the history without the user's newest message
+            request["messages"] = request["messages"][:-1]
         c.sent = len(c.history)
         # a defect planted while storing this reply shows in the next request
         store_defect = c.defect if c.turn + 1 == c.defect_turn and c.defect in STORED_DEFECTS else None
@@ -360,16 +393,18 @@ class Simulator:
         if c.keyed and c.style.api == "chat" and c.turn > 1 and self.rng.random() < 0.15:
             self._side_call(c)  # legal: another agent's call under the session's key
         self.first_line = None  # the line of this turn's first request, once written
+        # the API refuses this request outright (no reply to regenerate, no message to edit)
+        refused = defect_now in REFUSED or (c.turn == 1 and c.defect in REJECTED and c.defect in REFUSED)
         if c.keyed and self.rng.random() < 0.08:  # a 429 first, then the same request again: legal
             self.retries += 1
             line = self._write(c, request, {"error": {"message": "Rate limit reached, retry later", "type": "rate_limit_error"}}, status=429)
             self.notices.append(Planted(c.id, "rate_limited", line, ("CTX022",)))
         # regenerated: the first reply is let go, legal (without a key, an opening sent twice reads as
         # two conversations that open alike: the weaker ties, a turn stored as text, are not made then)
-        elif defect_now != "overflow" and (c.keyed or c.turn > 1) and self.rng.random() < 0.05:
+        elif defect_now != "overflow" and not refused and (c.keyed or c.turn > 1) and self.rng.random() < 0.05:
             self.regenerations += 1
             self._write(c, request, self._completion(c, c.reply(False), len(request["messages"])))
-        elif defect_now is None and c.history[-1]["role"] == "user" and (c.keyed or c.turn > 1) and self.rng.random() < 0.05:
+        elif defect_now is None and not refused and c.history[-1]["role"] == "user" and (c.keyed or c.turn > 1) and self.rng.random() < 0.05:
             # the user edits the message just sent and sends it again: the chat branches there, legal
             # (without a key, a first message edited reads as a new conversation: there is no history to tie)
             self.edits += 1
@@ -381,6 +416,11 @@ class Simulator:
             error = {"message": "This model's maximum context length is 128000 tokens. However, your messages resulted in 132000 tokens.",
                      "type": "invalid_request_error", "code": "context_length_exceeded"}
             self._plant(c, self._write(c, request, {"error": error}, status=400))
+            c.turns = c.turn  # the app gives up
+            return
+        if refused:
+            self._write(c, request, {"error": {"message": REFUSED[c.defect], "type": "invalid_request_error"}}, status=400)
+            self._plant(c, self.first_line)
             c.turns = c.turn  # the app gives up
             return
         self._write(c, request, self._completion(c, reply, len(request["messages"]), cut_off))
@@ -483,6 +523,9 @@ class Simulator:
             "edited_reasoning": ("CTX015",),
             "arguments_as_object": ("CTX027",),
             "duplicate_result": ("CTX028",),
+            "user_after_tool": ("CTX036",),
+            "refused_setting": ("CTX037",),
+            "lost_user_message": ("CTX035",),
             "markup_residue": ("CTX018",),
             "truncated_reply_reused": ("CTX021",),
             "text_only_history": ("CTX016",),
@@ -564,7 +607,7 @@ STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tok
 def anthropic_response(response: dict, model: str) -> dict:
     if "error" in response:
         error = response["error"]
-        message = "prompt is too long: 204000 tokens > 200000 maximum" if error["type"] == "invalid_request_error" else error["message"]
+        message = "prompt is too long: 204000 tokens > 200000 maximum" if error.get("code") == "context_length_exceeded" else error["message"]
         return {"type": "error", "error": {"type": error["type"], "message": message}}
     reply = response["choices"][0]["message"]
     return {"id": f"msg_{reply.get('tool_calls', [{}])[0].get('id', 'text')}", "type": "message", "role": "assistant", "model": model,

@@ -36,7 +36,7 @@ def test_the_simulation_plants_every_defect_beside_every_legal_look_alike():
     assert {p.defect for s in simulations for p in s.planted} == set(DEFECTS)
     assert all(any(c.defect is None for c in s.conversations) for s in simulations)  # every seed has legal sessions
     assert {STYLES.index(c.style) for c in conversations if c.defect is None} == set(range(len(STYLES)))
-    assert all(any(getattr(c, variation) for c in conversations if c.defect is None) for variation in ("clock", "trim_middle", "summarize", "keyed", "clears_results", "reply_apart", "litellm"))
+    assert all(any(getattr(c, variation) for c in conversations if c.defect is None) for variation in ("clock", "trim_middle", "summarize", "keyed", "clears_results", "reply_apart", "litellm", "interrupts"))
     assert any(c.reply_apart for c in conversations if c.defect is not None) and any(c.litellm for c in conversations if c.defect is not None)
     assert any(not c.keyed for c in conversations if c.defect is None)
     assert any(not c.prompted and c.titled for c in conversations if c.defect is None)  # a title call on the chat's own model
