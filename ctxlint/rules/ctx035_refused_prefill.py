@@ -63,33 +63,29 @@ class RefusedPrefill(Rule):
         if final is None or role_of(final) != "assistant" or tool_calls_of(final) or final.get(SERVER_TOOL_BLOCKS):
             return  # calls left open are CTX002's; a turn of server tools, sent back to go on after a pause, is no prefill
         refusal = refused_prefill(ctx.turn.record)
-        if refusal is None:
+        refused = _refused_as(final, refusal["refuses"]) if refusal is not None else None
+        if refused is None:
             return
-        model, label = ctx.turn.record.model, ctx.label(last)
-        evidence = {"model": model, "provider_error": refusal["error"], "sources": refusal["sources"]}
-        if refusal["refuses"] == "prefill":
-            if says_nothing(final) and reasoning_of(final)[0] is None:
-                return  # an empty final message: not known to be refused
-            yield Violation(
-                f"the request ends with assistant message {label} (a prefill), and {model} refuses any prefill "
-                f"({refusal['by']}: {refusal['error']!r})",
-                key=("prefill", message_identity(final)), message_index=last, pointer=f"/messages/{last}", evidence=evidence,
-            )
-            return
-        if refusal["refuses"] == "prefill_without_prefix":
-            if final.get("prefix") is not True and not says_nothing(final):
-                yield Violation(
-                    f"the request ends with assistant message {label}, not marked `prefix: true`: {refusal['by']} refuses it "
-                    f"({refusal['error']!r})",
-                    key=("prefill", message_identity(final)), message_index=last, pointer=f"/messages/{last}", evidence=evidence,
-                )
-            return
+        said, evidence = refused
+        model = ctx.turn.record.model
+        yield Violation(
+            f"the request ends with assistant message {ctx.label(last)} (a prefill){said}, which {model} refuses "
+            f"({refusal['by']}: {refusal['error']!r})",
+            key=("prefill", message_identity(final)), message_index=last,
+            pointer=f"/messages/{last}" + ("/content" if refusal["refuses"] == "trailing_whitespace" else ""),
+            evidence={"model": model, "provider_error": refusal["error"], "sources": refusal["sources"], **evidence},
+        )
+
+
+def _refused_as(final: dict, refuses: str) -> tuple[str, dict] | None:
+    """What makes the final assistant message refused (said after "a prefill"), and the
+    evidence of it; None where it is taken."""
+    if refuses == "trailing_whitespace":
         text = text_of(final.get("content"))
         trailing = text[len(text.rstrip()):]
-        if trailing:
-            yield Violation(
-                f"the request ends with assistant message {label} (a prefill) whose text ends in whitespace "
-                f"({trailing[-8:]!r}): {refusal['by']} refuses it ({refusal['error']!r})",
-                key=("prefill", message_identity(final)), message_index=last, pointer=f"/messages/{last}/content",
-                evidence={**evidence, "trailing_whitespace": trailing},
-            )
+        return (f" whose text ends in whitespace ({trailing[-8:]!r})", {"trailing_whitespace": trailing}) if trailing else None
+    if says_nothing(final) and reasoning_of(final)[0] is None:
+        return None  # an empty final message: not known to be refused
+    if refuses == "prefill_without_prefix":
+        return None if final.get("prefix") is True else (" not marked `prefix: true`", {})
+    return "", {}
