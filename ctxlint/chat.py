@@ -375,6 +375,11 @@ def load_bearing_details(details: list[Any]) -> list[Any]:
     return [item for item in items if _sealed_item(item)] or items
 
 
+def as_sent(value: Any) -> str:
+    """A setting's value as the request's JSON spells it (`false`, `\"disabled\"`)."""
+    return orjson.dumps(value).decode()
+
+
 def canonical_json(value: Any) -> str:
     """A value as text that does not depend on the order its objects' keys were written in:
     a string is itself, anything else its JSON with keys sorted."""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import orjson
 
-from ctxlint.chat import BLANK_CONTENT, REASONING_FIELDS, SAID_MEMBERS, announces_summary, dotted, key_text, last_user_index, last_user_turn_index, provider_compaction, role_of, tagged_block_names, text_of
+from ctxlint.chat import BLANK_CONTENT, REASONING_FIELDS, SAID_MEMBERS, announces_summary, as_sent, dotted, key_text, last_user_index, last_user_turn_index, provider_compaction, role_of, tagged_block_names, text_of
 
 if TYPE_CHECKING:
     from ctxlint.ingest.record import Record
@@ -58,7 +58,7 @@ class SettingRefusal:
         if self.instead is not None:
             return f"send {self.instead}"
         if self.other_than is not None:
-            return f"set it to {orjson.dumps(self.other_than).decode()} or leave it out"
+            return f"set it to {as_sent(self.other_than)} or leave it out"
         if self.below is not None:
             return f"keep it from {self.below} to 1 or leave it out"
         return "leave it out"
@@ -366,7 +366,7 @@ def unique_call_ids(record: Record) -> dict[str, Any] | None:
     """The profile data's unique_call_ids entry of the API whose body the request is, where
     that API refuses a tool call id used twice anywhere in the request, and no successful
     reply to it is logged (a host that answered took it); else None."""
-    api = record.source_map.api if record.source_map is not None else None
+    api = _body_api(record)
     if api is None or (record.response is not None and not record.response.failed):
         return None
     return next((entry for entry in _table()["unique_call_ids"] if entry["api"] == api), None)
@@ -380,10 +380,22 @@ def refused_prefill(record: Record) -> dict[str, Any] | None:
     names it as its maker's API does (makers_api_unanswered); else None."""
     if not record.model or (record.response is not None and not record.response.failed):
         return None
-    refusal = prefill_refusal(record.model, record.source_map.api if record.source_map is not None else None)
+    refusal = prefill_refusal(record.model, _body_api(record))
     if refusal is not None and refusal.get("named_by_maker") and not makers_api_unanswered(record):
         return None  # a model other hosts serve too, named as they do
     return refusal
+
+
+def refuses_every_prefill(record: Record) -> bool:
+    """Whether the request's model refuses any request that ends with an assistant message,
+    answered or not (a thinking-specific refusal of one is then beside the point)."""
+    refusal = prefill_refusal(record.model, _body_api(record)) if record.model else None
+    return refusal is not None and refusal["refuses"] == "prefill"
+
+
+def _body_api(record: Record) -> str | None:
+    """The API whose body the request was read from, where the rules ask (SourceMap.api)."""
+    return record.source_map.api if record.source_map is not None else None
 
 
 @lru_cache(maxsize=1024)

@@ -2,10 +2,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-import orjson
-
-from ctxlint.chat import dotted, key_text, reasoning_of, role_of, tool_calls_of
-from ctxlint.profiles import prefill_refusal
+from ctxlint.chat import as_sent, dotted, key_text, reasoning_of, role_of, tool_calls_of
+from ctxlint.profiles import refuses_every_prefill
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -66,7 +64,7 @@ class DisabledThinkingFlag(Rule):
             sent = dotted(ctx.request, path)
             if sent == value:
                 yield Violation(
-                    f"{profile.id} rejects {path} = {_as_sent(value)} (model {ctx.turn.record.model})",
+                    f"{profile.id} rejects {path} = {as_sent(value)} (model {ctx.turn.record.model})",
                     key=(path, key_text(value)), pointer="/" + path.replace(".", "/"),
                     evidence={"setting": path, "value": value, "profile": profile.id, "sources": list(profile.sources)},
                 )
@@ -74,7 +72,7 @@ class DisabledThinkingFlag(Rule):
             effort = dotted(ctx.request, path)
             if effort is not None and effort not in profile.reasoning_effort:
                 yield Violation(
-                    f"{path} {_as_sent(effort)} is not accepted by {profile.id}; accepted: {', '.join(profile.reasoning_effort)}",
+                    f"{path} {as_sent(effort)} is not accepted by {profile.id}; accepted: {', '.join(profile.reasoning_effort)}",
                     key=(path, key_text(effort)), pointer="/" + path.replace(".", "/"),
                     evidence={"setting": path, "value": effort, "accepted": list(profile.reasoning_effort), "profile": profile.id},
                 )
@@ -85,7 +83,7 @@ class DisabledThinkingFlag(Rule):
                 sent = dotted(ctx.request, conflict.path)
                 if conflict.refuses(sent):
                     yield Violation(
-                        f"{profile.id} rejects {conflict.path} = {_as_sent(sent)} while thinking is on (thinking.type {_as_sent(switched_on)}); "
+                        f"{profile.id} rejects {conflict.path} = {as_sent(sent)} while thinking is on (thinking.type {as_sent(switched_on)}); "
                         f"{conflict.advice()}",
                         key=(conflict.path, key_text(sent)), pointer="/" + conflict.path.replace(".", "/"),
                         evidence={"setting": conflict.path, "value": sent, "thinking": switched_on, "profile": profile.id,
@@ -108,13 +106,13 @@ def _final_assistant_against_the_switch(ctx, switched_on: str | None) -> Violati
     message = ctx.messages[last] if last > 0 else None
     if not profile.final_assistant_follows_thinking or message is None or role_of(message) != "assistant" or tool_calls_of(message):
         return None
-    if _refuses_every_prefill(ctx.turn.record):
+    if refuses_every_prefill(ctx.turn.record):
         return None  # with thinking or without, the prefill is refused: CTX035 reports it
     thinks = reasoning_of(message)[0] is not None
     if switched_on in profile.thinking_types:
         if thinks:
             return None
-        said = f"opening with no thinking block while thinking is on (thinking.type {_as_sent(switched_on)}); drop the prefill, or turn thinking off"
+        said = f"opening with no thinking block while thinking is on (thinking.type {as_sent(switched_on)}); drop the prefill, or turn thinking off"
     elif switched_on == "disabled" or (switched_on is None and profile.thinking_mode == "toggle" and not profile.thinking_default
                                        and ctx.turn.record.settings_recorded
                                        and not any(setting in ctx.request for setting in OTHER_THINKING_SWITCHES)):
@@ -128,11 +126,3 @@ def _final_assistant_against_the_switch(ctx, switched_on: str | None) -> Violati
                      evidence={"thinking": switched_on, "profile": profile.id, "sources": list(profile.conflict_sources)})
 
 
-def _refuses_every_prefill(record) -> bool:
-    refusal = prefill_refusal(record.model, record.source_map.api if record.source_map is not None else None) if record.model else None
-    return refusal is not None and refusal["refuses"] == "prefill"
-
-
-def _as_sent(value: object) -> str:
-    """A setting's value as the request's JSON spells it (`false`, `\"disabled\"`)."""
-    return orjson.dumps(value).decode()

@@ -2,9 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-import orjson
-
-from ctxlint.chat import dotted, key_text
+from ctxlint.chat import as_sent, dotted, key_text
 from ctxlint.profiles import refused_settings
 from ctxlint.rules.base import Rule, Violation
 
@@ -57,7 +55,7 @@ class RefusedSetting(Rule):
             if taken is not None and (refusal.path, key_text(sent)) in taken.settings:
                 continue  # the host answered the same setting before
             yield Violation(
-                f"{refusal.path} = {orjson.dumps(sent).decode()}: {entry['by']} refuses it for {ctx.turn.record.model} "
+                f"{refusal.path} = {as_sent(sent)}: {entry['by']} refuses it for {ctx.turn.record.model} "
                 f"({entry['error']!r}); {refusal.advice()}",
                 key=(refusal.path, key_text(sent)), pointer="/" + refusal.path.replace(".", "/"),
                 evidence={"setting": refusal.path, "value": sent, "model": ctx.turn.record.model, "provider_error": entry["error"],
