@@ -235,3 +235,16 @@ def test_a_message_legal_where_first_sent_and_refused_after_a_switch_of_model_is
     ids = run_cli("show", str(FIXTURES / "rules" / "CTX034" / "fail_tool_call_id_mistral_does_not_take.jsonl"), "--session", "switch").stdout
     assert "turn 3: message #3 (assistant, turn 1 response) sent — not legal: CTX034" in ids
     assert "turn 3: message #4 (tool, turn 2 request) sent — not legal: CTX034" in ids
+
+
+def test_a_message_sent_in_a_place_the_api_refuses_is_marked_where_it_is_sent_so():
+    """A prefill Claude Sonnet 4.6 refuses (CTX035) and a user message right after tool
+    results to Mistral (CTX036): not legal at the request that first sends them so, where
+    the finding is (later requests carrying the pair are not reported again)."""
+    prefill = run_cli("show", str(FIXTURES / "rules" / "CTX035" / "fail_request_ends_with_an_assistant_message_the_model_refuses.jsonl"),
+                      "--session", "json-prefill").stdout
+    assert "turn 1: message #3 (assistant, turn 1 request) sent — not legal: CTX035" in prefill
+    order = run_cli("show", str(FIXTURES / "rules" / "CTX036" / "fail_user_message_right_after_tool_results_to_mistral.jsonl"),
+                    "--session", "cancelled").stdout
+    assert "turn 1: message #5 (user, turn 1 request) sent — not legal: CTX036" in order
+    assert "turn 2: message #5" not in order

@@ -14,7 +14,7 @@ from ctxlint.views.send_record import DROPPED, MODIFIED, SENT, SUMMARIZED, SendR
 from ctxlint.views.stats import Usage
 
 SYMBOL = {SENT: ("=", "green"), MODIFIED: ("~", "yellow"), DROPPED: ("-", "dim"), SUMMARIZED: ("S", "cyan")}
-LEGEND = "= sent verbatim · ~ sent modified · - dropped (legal) · × dropped, modified, sent without what it must carry or in a form the API refuses, against the rules · S replaced by a summary · blank: not yet in the session"
+LEGEND = "= sent verbatim · ~ sent modified · - dropped (legal) · × dropped, modified, sent without what it must carry or in a form or place the API refuses, against the rules · S replaced by a summary · blank: not yet in the session"
 
 
 def _console(out: IO[str], color: bool) -> Console:

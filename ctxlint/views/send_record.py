@@ -67,10 +67,11 @@ def _changed_fields(original: dict[str, Any], sent: dict[str, Any]) -> tuple[str
 SENT_WITHOUT = ("CTX004",)
 # What a message sent as it came can be against: its API refuses it as blank, its empty
 # `tool_calls` list (a server that returns `[]` for a reply that made no call), a content
-# part it does not take (an image a vision model was sent), or a call id not in its form
-# (another backend's ids). CTX033's reused ids are left out: rows are matched by call id,
-# and a reused one matches the first use too.
-SENT_REFUSED = ("CTX029", "CTX030", "CTX032", "CTX034")
+# part it does not take (an image a vision model was sent), a call id not in its form
+# (another backend's ids), the place it is sent in (a prefill the model refuses, a user
+# message right after tool results to Mistral). CTX033's reused ids are left out: rows are
+# matched by call id, and a reused one matches the first use too.
+SENT_REFUSED = ("CTX029", "CTX030", "CTX032", "CTX034", "CTX035", "CTX036")
 # A loss of a message the log may never have held (a reply that was never logged nor sent
 # back): no row stands for it, so the record names it apart.
 UNLOGGED_LOSSES = ("CTX016",)
