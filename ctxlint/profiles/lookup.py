@@ -481,8 +481,9 @@ def blanks_of(message: dict[str, Any]) -> tuple[dict[str, Any], ...]:
     if marked is not None:
         return marked
     blanks = _EMPTY_CHAT_MESSAGE if _says_nothing_at_all(message) else ()
-    if message.get("content", "") is None and (
-            role_of(message) != "assistant" or not (message.get("tool_calls") or any(message.get(name) for name in SAID_MEMBERS))):
+    # (a `tool_calls` list sent empty is CTX030's to report: the message is a call turn gone wrong)
+    if message.get("content", "") is None and (role_of(message) != "assistant" or not (
+            isinstance(message.get("tool_calls"), list) or any(message.get(name) for name in SAID_MEMBERS))):
         blanks += _NULL_CHAT_CONTENT
     return blanks
 
