@@ -428,11 +428,13 @@ def _patterns(entry: dict[str, Any]) -> list[str]:
 def refused_settings(record: Record) -> tuple[tuple[dict[str, Any], SettingRefusal], ...]:
     """The profile data's setting_refusals entries for the model's API, each with its
     refusal, where such refusals apply to the request (makers_api_unanswered)."""
-    return tuple((entry, _setting_refusal(entry)) for entry in _makers_entries(record, "setting_refusals"))
+    return _setting_refusals(record.model) if record.model and makers_api_unanswered(record) else ()
 
 
-def _setting_refusal(entry: dict[str, Any]) -> SettingRefusal:
-    return SettingRefusal(**{name: entry[name] for name in ("path", "value", "other_than", "below", "instead") if name in entry})
+@lru_cache(maxsize=1024)
+def _setting_refusals(model: str) -> tuple[tuple[dict[str, Any], SettingRefusal], ...]:
+    return tuple((entry, SettingRefusal(**{name: entry[name] for name in ("path", "value", "other_than", "below", "instead") if name in entry}))
+                 for entry in _entries_naming("setting_refusals", model))
 
 
 @lru_cache(maxsize=1)
