@@ -63,6 +63,8 @@ def test_provider_errors_are_classified_by_what_the_provider_said(tmp_path):
         # a tool call id the API does not take (CTX011, CTX033, CTX034), as Anthropic and Mistral word it
         ("claude-sonnet-4-5", "messages.43.content.2: `tool_use` ids must be unique", "call id"),
         ("mistral-large-latest", "Tool call id was call_PTLP8xhu3uwZk4l3nlnrrJha but must be a-z, A-Z, 0-9, with a length of 9.", "call id"),
+        ("gpt-4o-mini", "Invalid 'messages[10].tool_calls[0].id': string too long. Expected a string with maximum length 40, but got a string "
+                        "with length 53 instead.", "call id"),
         # a request ending with an assistant message the model refuses (CTX035), as Anthropic and Mistral word it
         ("claude-sonnet-4-6", "This model does not support assistant message prefill. The conversation must end with a user message.", "prefill"),
         ("claude-sonnet-4-5", "messages: final assistant content cannot end with trailing whitespace", "prefill"),

@@ -14,8 +14,10 @@ class MalformedToolCallId(Rule):
     Flags a tool call of the history whose id is not in the form the model's API takes,
     in a chat-completions request: Mistral's API takes 9 letters or digits alone
     (`mistral-large-…`, `devstral-…`, `codestral-…` and its other models as its API
-    names them; the model profiles' data holds each API's form, with its sources), so an
-    id such as `call_PTLP8xhu3uwZk4l3nlnrrJha`, a UUID or `turn1_0` is refused. The
+    names them), so an id such as `call_PTLP8xhu3uwZk4l3nlnrrJha`, a UUID or `turn1_0`
+    is refused; OpenAI's takes at most 40 characters (`gpt-4o`, `gpt-5`, the o-series),
+    so a Responses item id (`fc_…`, 53 characters) or a gateway's `portkey-<uuid>` is
+    refused. The model profiles' data holds each API's form, with its sources. The
     request must name the model as that API does (no `org/` prefix or `:tag`: other
     hosts serve the open models under such names, most with no such check). A request
     whose successful reply is logged is left alone, and so is a call an earlier request
@@ -24,11 +26,13 @@ class MalformedToolCallId(Rule):
     such an id is reported once, where it starts.
 
     ## Why is this bad?
-    The API answers 400 ("Tool call id was call_0fypS1hVX but must be a-z, A-Z, 0-9, with
-    a length of 9."), and since the history keeps the call, every later request of the
-    session fails the same way: the first tool call works, the next request does not. It
-    happens when an app makes up its own ids, or a conversation moves to Mistral from a
-    provider whose ids have another form.
+    The API answers 400 ("Tool call id was call_0fypS1hVX but must be a-z, A-Z, 0-9,
+    with a length of 9.", OpenAI's "Invalid 'messages[10].tool_calls[0].id': string too
+    long. Expected a string with maximum length 40"), and since the history keeps the
+    call, every later request of the session fails the same way: the first tool call
+    works, the next request does not. It happens when an app makes up its own ids, or a
+    conversation moves to a model whose API takes another form of id than the provider
+    that made the calls.
 
     ## Example
     ```json
@@ -36,7 +40,8 @@ class MalformedToolCallId(Rule):
     ```
 
     Use instead: keep the ids the model returned (`D681PevKs`), or map another provider's
-    ids to 9 letters or digits, in the call and in its tool message alike.
+    ids to the form the API takes (for Mistral, 9 letters or digits), in the call and in
+    its tool message alike.
     """
 
     code = "CTX034"
