@@ -611,7 +611,9 @@ class Engine:
         ctx = TurnContext(self, session, turn)
         judged = 0
         live, stored = session.recurring
-        seen_here: set[str] = set()  # rules that saw a defect in this request (Violation.explained_by)
+        # every rule judges the request before any finding is reported, so that one may
+        # explain another's (Violation.explained_by, Violation.shows_as)
+        seen: list[tuple[Rule, int, list[Violation]]] = []
         for rule, bit, asks, warns in self._plan(rules):
             reason = rule.cannot_judge(ctx) if asks else None
             if reason == NO_CHAIN and turn.number == 1:
@@ -625,12 +627,15 @@ class Engine:
             caveat = rule.caveat(ctx) if warns else None
             if caveat:
                 tally.caveats[rule.code][caveat] += 1
+            seen.append((rule, bit, list(rule.check(ctx))))
+        seen_here = {rule.code for rule, _, violations in seen if violations}
+        shown_elsewhere = {place for _, _, violations in seen for violation in violations for place in violation.shows_as}
+        for rule, bit, violations in seen:
             # its defect of the requests before goes on: reported where it started
             going_on = rule.recurs and bool((live | stored) & bit)
             shown = [False, False]  # in the live turn, in the stored history
-            for violation in rule.check(ctx):
-                seen_here.add(rule.code)
-                explained = not seen_here.isdisjoint(violation.explained_by)
+            for violation in violations:
+                explained = not seen_here.isdisjoint(violation.explained_by) or (rule.code, violation.standing) in shown_elsewhere
                 # shown again: a new instance, or one this request stores for the first time
                 # (a result named as another was, stored without its call again)
                 if self._report(rule, session, turn, violation, tally, quiet=going_on or explained) or (rule.recurs and violation.standing in ctx.first_stored):
@@ -679,8 +684,7 @@ class Engine:
         key = tuple(rule.code for rule in rules)
         plan = self._plans.get(key)
         if plan is None:
-            ordered = sorted(rules, key=lambda rule: rule.judged_last)  # stable: the others keep their order
-            plan = self._plans[key] = [(rule, self.bit[rule.code], self._asks[rule.code], self._warns[rule.code]) for rule in ordered]
+            plan = self._plans[key] = [(rule, self.bit[rule.code], self._asks[rule.code], self._warns[rule.code]) for rule in rules]
         return plan
 
     def _report(self, rule: Rule, session: SessionCheck, turn: Turn, violation: Violation, tally: Tally, quiet: bool = False) -> bool:

@@ -511,7 +511,7 @@ class Simulator:
 
     def _plant(self, c: Conversation, line: int) -> None:
         codes = {
-            "drop_tool_turn": ("CTX001", "CTX016") if c.keyed else ("CTX001",),
+            "drop_tool_turn": ("CTX016",) if c.keyed else ("CTX001",),
             "drop_reasoning": ("CTX004",),
             "tool_result_as_user": ("CTX009",),
             "two_users": ("CTX003",),

@@ -21,10 +21,12 @@ def _write(tmp_path, records) -> str:
 
 
 def test_a_tool_result_without_its_tool_use_points_at_the_block():
-    report = json_report(str(RULE_CASES / "CTX001" / "fail_anthropic_tool_use_turn_dropped.jsonl"))
-    assert located_findings(report) == [("CTX001", 2, 1, "/messages/1/content/0", "toolu_01"), ("CTX016", 2, None, None, "toolu_01")]
+    report = json_report(str(RULE_CASES / "CTX016" / "fail_anthropic_tool_use_turn_dropped.jsonl"))
+    assert located_findings(report) == [("CTX016", 2, None, "/messages/1/content/0", "toolu_01")]  # the turn lost, where it belongs
+    orphan = json_report(str(RULE_CASES / "CTX016" / "fail_anthropic_tool_use_turn_dropped.jsonl"), "--select", "CTX001")
+    assert located_findings(orphan) == [("CTX001", 2, 1, "/messages/1/content/0", "toolu_01")]
     # the body's own numbering: its message 1, not the normalized request's
-    assert report["findings"][0]["message"].startswith("tool result for 'toolu_01' at message 1 answers no call")
+    assert orphan["findings"][0]["message"].startswith("tool result for 'toolu_01' at message 1 answers no call")
 
 
 @pytest.mark.parametrize(("assistant_turns", "expected"), [

@@ -28,13 +28,15 @@ def test_a_dropped_thought_signature_points_at_the_model_content():
 
 
 def test_responses_without_their_calls_point_at_their_parts():
-    report = json_report(str(RULE_CASES / "CTX001" / "fail_gemini_function_call_turn_dropped.jsonl"))
-    assert [(f["code"], f["pointer"]) for f in report["findings"]] == [("CTX001", "/contents/1/parts/0"), ("CTX016", None)]
-    assert report["findings"][0]["evidence"] == {"tool_call_ids": ["get_weather:unpaired", "get_weather:unpaired"]}
+    report = json_report(str(RULE_CASES / "CTX016" / "fail_gemini_function_call_turn_dropped.jsonl"))
+    assert [(f["code"], f["pointer"]) for f in report["findings"]] == [("CTX016", "/contents/1/parts/0")]  # the turn lost
+    orphans = json_report(str(RULE_CASES / "CTX016" / "fail_gemini_function_call_turn_dropped.jsonl"), "--select", "CTX001")
+    assert [(f["code"], f["pointer"]) for f in orphans["findings"]] == [("CTX001", "/contents/1/parts/0")]
+    assert orphans["findings"][0]["evidence"] == {"tool_call_ids": ["get_weather:unpaired", "get_weather:unpaired"]}
 
 
 def test_a_call_turn_left_out_of_the_stored_history_is_the_result_it_answered_kept_without_it():
-    report = json_report(str(RULE_CASES / "CTX001" / "fail_gemini_call_turns_left_out_at_every_turn_reported_once.jsonl"))
+    report = json_report(str(RULE_CASES / "CTX016" / "fail_gemini_call_turns_left_out_at_every_turn_reported_once.jsonl"))
     # the functionResponse line 3 keeps, its call cut, is the result line 2 sent: only the call turn is missing
     dropped = next(f for f in report["findings"] if f["code"] == "CTX016")
     assert dropped["message"] == ("the assistant message of turn 2 that made tool call get_weather:871adeba is missing from this "

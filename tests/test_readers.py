@@ -332,7 +332,7 @@ def test_a_reply_beside_the_messages_under_a_name_of_the_apps_is_read(tmp_path):
     records = read_inputs([str(log)]).records
     assert [r.response.message["content"] if r.response else None for r in records[::2]] == ["It is 18C.", "It is 18C.", None]
     assert "completion" not in records[0].request and records[4].request["metadata"] == {"error": "none", "tenant": "t1"}
-    assert code_lines(json_report(str(log))) == [("CTX003", 2), ("CTX003", 4), ("CTX016", 2), ("CTX016", 4)]
+    assert code_lines(json_report(str(log))) == [("CTX016", 2), ("CTX016", 4)]
 
 
 def test_a_reply_logged_as_its_text_is_the_turns_reply_and_an_error_page_is_not(tmp_path):
@@ -354,7 +354,7 @@ def test_a_reply_logged_as_its_text_is_the_turns_reply_and_an_error_page_is_not(
     records = read_inputs([str(log)]).records
     assert [r.response.message["content"] if r.response and r.response.message else None for r in records[::2]] == [
         "It is 18C and sunny in Paris.", "<think>Look it up.</think>It is 18C.", None]
-    assert code_lines(json_report(str(log))) == [("CTX003", 2), ("CTX003", 6), ("CTX016", 2)]
+    assert code_lines(json_report(str(log))) == [("CTX003", 6), ("CTX016", 2)]
 
 
 def test_a_request_in_a_context_the_provider_holds_is_skipped_with_its_reason(tmp_path):
@@ -405,7 +405,7 @@ def test_an_envelope_under_other_names_is_read():
     response_body, req and resp): the one member that holds a request body is the
     request, the one that holds a reply is its response; problems point into them."""
     report = json_report(str(FIXTURES / "readers" / "envelope_under_other_names.jsonl"))
-    assert located_findings(report) == [("CTX003", 2, 1, "/messages/1", None), ("CTX016", 2, None, None, None),
+    assert located_findings(report) == [("CTX016", 2, None, "/messages/1", None),
                                         ("CTX900", 3, None, "/req/body/messages/0/role", None)]
     assert report["summary"]["records"] == 2
 
@@ -488,7 +488,7 @@ def test_a_messages_body_sent_through_a_cloud_is_read_streamed_or_not(tmp_path, 
     for streamed in (False, True):
         assert code_lines(json_report(cassette(f"clean-{streamed}.yaml", streamed, False))) == []
         report = json_report(cassette(f"dropped-{streamed}.yaml", streamed, True))
-        assert {f["code"] for f in report["findings"]} == {"CTX001", "CTX016"}
+        assert {f["code"] for f in report["findings"]} == {"CTX016"}
         assert report["summary"]["token_counters"] == {"server": 2} and report["sessions"][0]["requests"] == 2
     models = {record.model for record in read_inputs([cassette("model.yaml", False, False)]).records}
     assert models == {"us.anthropic.claude-3-haiku-20240307-v1:0" if cloud == "bedrock" else "claude-haiku-4-5@20251001"}
@@ -557,7 +557,7 @@ def test_pydantic_ai_cassettes_with_typed_bodies_are_read():
     request and its reply are read from it (the reply's usage counts the prompt), and the
     tool-call turn the second request dropped is found."""
     report = json_report(str(FIXTURES / "readers" / "pydantic_typed_body_tool_turn_dropped.yaml"))
-    assert sorted(f["code"] for f in report["findings"]) == ["CTX001", "CTX016"]
+    assert sorted(f["code"] for f in report["findings"]) == ["CTX016"]
     assert report["summary"]["token_counters"] == {"server": 2}
 
 
@@ -600,7 +600,7 @@ def test_a_json_document_or_a_cassette_is_read_from_stdin():
     assert code_lines(json_report("-", "--input-format", "json", input=document)) == code_lines(
         json_report(str(FIXTURES / "readers" / "request_log_as_json_list.json")))
     cassette = (FIXTURES / "readers" / "pydantic_typed_body_tool_turn_dropped.yaml").read_bytes()
-    assert sorted(f["code"] for f in json_report("-", "--input-format", "cassette", input=cassette)["findings"]) == ["CTX001", "CTX016"]
+    assert sorted(f["code"] for f in json_report("-", "--input-format", "cassette", input=cassette)["findings"]) == ["CTX016"]
 
 
 def test_gzipped_json_documents_and_ndjson_logs_are_found_in_a_directory(tmp_path):
@@ -723,9 +723,10 @@ def test_a_swe_agent_trajectory_is_read_step_by_step_as_the_requests_it_sent(tmp
     findings = json_report(str(broken))["findings"]
     lines = text.splitlines()
     steps = [number for number, line in enumerate(lines, start=1) if line == "    {"]  # where each step of `trajectory` starts
-    assert [(f["code"], f["pointer"]) for f in findings] == [("CTX016", None), ("CTX001", "/trajectory/2/query/4")]
-    assert findings[0]["line"] == steps[2]
-    assert steps[2] < findings[1]["line"] and lines[findings[1]["line"] - 1] == "        {" and '"role": "tool"' in lines[findings[1]["line"]]
+    assert [(f["code"], f["pointer"]) for f in findings] == [("CTX016", "/trajectory/2/query/4")]
+    assert findings[0]["line"] == steps[2]  # the step's line: the turn is missing, no line of its own
+    orphan = json_report(str(broken), "--select", "CTX001")["findings"][0]  # the result's own line
+    assert steps[2] < orphan["line"] and lines[orphan["line"] - 1] == "        {" and '"role": "tool"' in lines[orphan["line"]]
 
 
 def test_a_folder_of_one_request_a_file_is_one_log(tmp_path):
@@ -822,7 +823,7 @@ def test_reply_lines_join_the_request_they_answer():
     latest; a reply that answers no logged request is counted as skipped; one that names
     neither request nor session is CTX900."""
     report = json_report(str(REPLY_LINES))
-    assert code_lines(report) == [("CTX003", 7), ("CTX016", 7), ("CTX900", 12)]
+    assert code_lines(report) == [("CTX016", 7), ("CTX900", 12)]
     assert report["summary"]["records"] == 6
     assert list(report["summary"]["skipped"].values()) == [1]
     assert code_lines(json_report(str(REPLY_LINES), "--jobs", "2")) == code_lines(report)
@@ -839,7 +840,7 @@ def test_a_joined_reply_is_what_the_next_request_must_carry(tmp_path):
     log = tmp_path / "log.jsonl"
     log.write_text("\n".join(lines) + "\n", encoding="utf-8")
     found = code_lines(json_report(str(log)))
-    assert ("CTX016", 5) in found and ("CTX001", 5) in found and ("CTX016", 10) in found
+    assert ("CTX016", 5) in found and ("CTX016", 10) in found
 
 
 OLLAMA = READERS / "ollama_api_chat.jsonl"
@@ -851,7 +852,7 @@ def test_ollama_native_chat_bodies_are_read_in_chat_completions_terms():
     per line. The legal tool loop is clean (no CTX010, CTX027); a dropped tool-call turn and a
     result that answers nothing are reported as for any provider."""
     report = json_report(str(OLLAMA))
-    assert sorted(code_lines(report)) == [("CTX001", 5), ("CTX001", 6), ("CTX016", 5)]
+    assert sorted(code_lines(report)) == [("CTX001", 6), ("CTX016", 5)]
 
 
 def test_ollama_thinking_is_the_turns_reasoning(tmp_path):
@@ -881,7 +882,7 @@ def test_an_ollama_cassette_is_read_by_its_endpoint(tmp_path):
         interaction([hello, {"role": "user", "content": "Tell me a joke."}], {"role": "assistant", "content": "..."})]}), encoding="utf-8")
     report = json_report(str(cassette))
     assert report["summary"]["records"] == 2 and report["summary"]["skipped"] == {}
-    assert sorted(f["code"] for f in report["findings"]) == ["CTX003", "CTX016"]
+    assert sorted(f["code"] for f in report["findings"]) == ["CTX016"]
 
 
 def test_ollama_think_false_turns_the_thinking_off(tmp_path):
@@ -946,7 +947,7 @@ def test_litellm_spend_log_rows_are_read_with_their_messages_stored_as_text():
     reported there (CTX003, CTX016 on line 2); a row that stored no prompt is counted as
     skipped, not reported as a broken request."""
     report = json_report(str(READERS / "litellm_spend_logs_reply_lost.jsonl"))
-    assert [(f["code"], f["line"], f["turn"]) for f in report["findings"]] == [("CTX003", 2, 2), ("CTX016", 2, 2)]
+    assert [(f["code"], f["line"], f["turn"]) for f in report["findings"]] == [("CTX016", 2, 2)]
     assert report["summary"]["skipped"] == {"a log row that stored no prompt (`messages` empty: LiteLLM's store_prompts_in_spend_logs off)": 1}
 
 
@@ -966,7 +967,7 @@ def test_a_reply_line_written_before_its_request_joins_it(tmp_path):
     log = tmp_path / "log.jsonl"
     log.write_text("\n".join(lines) + "\n", encoding="utf-8")
     report = json_report(str(log))
-    assert code_lines(report) == [("CTX003", 7), ("CTX016", 7), ("CTX900", 12)]
+    assert code_lines(report) == [("CTX016", 7), ("CTX900", 12)]
     assert list(report["summary"]["skipped"].values()) == [1]
 
 
@@ -980,7 +981,7 @@ def test_a_reply_line_with_its_own_event_id_joins_by_session(tmp_path):
     log = tmp_path / "log.jsonl"
     log.write_bytes(b"\n".join(orjson.dumps(line) for line in (request, reply, follow)) + b"\n")
     report = json_report(str(log))
-    assert code_lines(report) == [("CTX003", 3), ("CTX016", 3)] and report["summary"]["skipped"] == {}
+    assert code_lines(report) == [("CTX016", 3)] and report["summary"]["skipped"] == {}
     other = [{**request, "request_id": "r1"}, {**reply, "request_id": "r9"}, {**follow, "request_id": "r2"}]
     log.write_bytes(b"\n".join(orjson.dumps(line) for line in other) + b"\n")
     report = json_report(str(log))
@@ -1028,10 +1029,10 @@ def test_a_wrapped_record_takes_the_line_s_key_and_time_and_its_problems_point_i
              {"level": "info", "a": {"request": {"model": "gpt-4o", "messages": []}}, "b": {"request": {"model": "gpt-4o", "messages": []}}}]
     report = json_report(write_records(tmp_path / "wrapped.jsonl", lines))
     assert [(f["code"], f["line"], f["session"], f["pointer"]) for f in report["findings"]] == [
-        ("CTX003", 1, "s9", "/messages/1"), ("CTX016", 1, "s9", None),
+        ("CTX016", 1, "s9", "/messages/1"),
         ("CTX900", 3, None, "/data/request/messages/0/role"), ("CTX900", 4, None, None)]
-    assert "schema at /data/request/messages/0/role:" in report["findings"][2]["message"]
-    assert report["findings"][3]["message"].startswith("not a known record shape")
+    assert "schema at /data/request/messages/0/role:" in report["findings"][1]["message"]
+    assert report["findings"][2]["message"].startswith("not a known record shape")
 
 
 def test_jobs_give_the_same_report_on_wrapped_records_keyed_inside_the_wrapper(tmp_path):
@@ -1179,7 +1180,7 @@ def test_a_langsmith_export_is_read_by_thread_not_by_project():
     the agent's answer the thread's memory lost is found at the run that left it out."""
     log = str(READERS / "langsmith_runs_answer_dropped_from_thread_memory.jsonl")
     report = json_report(log)
-    assert located_findings(report) == [("CTX016", 3, None, None, None)]
+    assert located_findings(report) == [("CTX016", 3, None, "/inputs/messages/0/4", None)]
     assert sorted((s["id"], s["requests"]) for s in report["sessions"]) == [("thread-7", 4), ("thread-8", 2)]
     assert report["summary"]["skipped"] == LANGSMITH_SKIPS
     # the run's project is no conversation, whatever the key: a trace's runs are one
@@ -1206,9 +1207,9 @@ def test_langsmith_runs_of_sdk_calls_failures_and_prompts():
     run's error is the provider's answer; a prompt traced as text is skipped; a message of
     no role is a located problem."""
     report = json_report(str(READERS / "langsmith_sdk_traced_runs.jsonl"))
-    assert code_lines(report) == [("CTX003", 2), ("CTX016", 2), ("CTX900", 4)]  # its message-order error is CTX003's defect
+    assert code_lines(report) == [("CTX016", 2), ("CTX900", 4)]  # its message-order error is the lost reply's
     assert "HTTP 400" in json_report(str(READERS / "langsmith_sdk_traced_runs.jsonl"), "--select", "CTX022")["findings"][0]["message"]
-    assert report["findings"][2]["pointer"] == "/inputs/messages/0/0" and "(RemoveMessage)" in report["findings"][2]["message"]
+    assert report["findings"][1]["pointer"] == "/inputs/messages/0/0" and "(RemoveMessage)" in report["findings"][1]["message"]
     assert report["summary"]["skipped"] == {"LangSmith model run recorded without its messages (a prompt as text)": 1}
 
 
@@ -1243,7 +1244,7 @@ def test_a_braintrust_llm_span_is_read_with_the_parameters_it_keeps_as_metadata(
     exchange kept without the turn that made the calls is found, the prompt's size is the
     span's own count."""
     report = json_report(str(READERS / "braintrust_llm_spans_call_turn_dropped.jsonl"))
-    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX001", 3, "/input/2"), ("CTX016", 3, "/input/4")]
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX016", 3, "/input/4")]
     assert [s["requests"] for s in report["sessions"]] == [3] and report["summary"]["token_counters"] == {"server": 3}
     assert report["coverage"]["CTX006"]["not_judged"] == {}  # the model is read from the metadata
 
@@ -1284,7 +1285,7 @@ def test_a_langfuse_generation_of_a_langchain_app_keeps_langchains_messages():
     observations (the graph's spans, an agent's, an event) are no model calls, though a
     span's input holds the agent's messages: skipped, by type."""
     report = json_report(str(READERS / "langfuse_langchain_generations_call_turn_dropped.jsonl"))
-    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX001", 8, "/input/4"), ("CTX016", 8, None)]
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX016", 8, "/input/4")]
     assert report["summary"]["skipped"] == {"Langfuse AGENT observation (no model call)": 1, "Langfuse EVENT observation (no model call)": 1,
                                             "Langfuse SPAN observation (no model call)": 2}
     assert [s["requests"] for s in report["sessions"]] == [4] and report["summary"]["token_counters"] == {"server": 4}
@@ -1350,7 +1351,7 @@ def test_an_mlflow_trace_is_read_span_by_span():
     (mlflow.spanInputs, mlflow.spanOutputs): read as that exchange, in the session the
     trace's metadata names; its agent's and tool's spans are skipped by type."""
     report = json_report(str(READERS / "mlflow_trace_call_turn_dropped.json"))
-    assert [(f["code"], f["session"], f["pointer"]) for f in report["findings"]] == [("CTX001", "chat-77", "/messages/2"), ("CTX016", "chat-77", None)]
+    assert [(f["code"], f["session"], f["pointer"]) for f in report["findings"]] == [("CTX016", "chat-77", "/messages/2")]
     assert report["summary"]["skipped"] == {"MLflow AGENT span (no model call)": 1, "MLflow TOOL span (no model call)": 1}
     assert report["summary"]["token_counters"] == {"server": 2}
     one_span = {"name": "c", "span_id": "s1", "attributes": {"mlflow.spanType": '"CHAT_MODEL"', "mlflow.spanInputs": '"hello"'}}
@@ -1370,7 +1371,7 @@ def test_posthog_ai_generation_events_are_read_and_its_other_events_skipped(tmp_
     log = str(READERS / "posthog_ai_events_call_turn_dropped.jsonl")
     report = json_report(log)
     assert [(f["code"], f["line"], f["session"], f["pointer"]) for f in report["findings"]] == [
-        ("CTX001", 5, "billing-81", "/properties/$ai_input/2"), ("CTX016", 5, "billing-81", "/properties/$ai_input/3")]
+        ("CTX016", 5, "billing-81", "/properties/$ai_input/3")]
     assert report["summary"]["skipped"] == {"PostHog $ai_span event (no model call)": 1, "PostHog $pageview event (no model call)": 1}
     assert report["summary"]["token_counters"] == {"server": 3}
     by_user = json_report(log, "--session-key", "distinct_id")
@@ -1583,7 +1584,7 @@ def test_dashscope_bodies_are_read_as_the_chat_bodies_they_stand_for(tmp_path):
     log = READERS / "dashscope_generation_tool_turn_dropped.jsonl"
     report = json_report(str(log))
     assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [
-        ("CTX001", 2, "/input/messages/2"), ("CTX016", 2, None), ("CTX005", 5, "/parameters/enable_thinking")]  # and the error it got
+        ("CTX016", 2, "/input/messages/2"), ("CTX005", 5, "/parameters/enable_thinking")]  # and the error it got
     assert code_lines(json_report(str(log), "--ignore", "CTX005"))[-1] == ("CTX022", 5)
     assert report["summary"]["token_counters"] == {"server": 4, "tiktoken:cl100k_base (approximation)": 1}
     lines = [orjson.loads(line) for line in log.read_bytes().splitlines()]
@@ -1595,7 +1596,7 @@ def test_dashscope_bodies_are_read_as_the_chat_bodies_they_stand_for(tmp_path):
     # a logger's own halves, `input` holding a whole chat body (its model inside), stay an envelope
     halves = [{"input": {"model": "qwen-plus", "messages": line["request"]["input"]["messages"]}, "output": line["response"]} for line in lines[:2]]
     assert [(f["code"], f["pointer"]) for f in json_report(write_records(tmp_path / "halves.jsonl", halves))["findings"]] == [
-        ("CTX001", "/messages/2"), ("CTX016", None)]  # pointing into the body it holds
+        ("CTX016", "/messages/2")]  # pointing into the body it holds
 
 
 def _dashscope_chunk(content: str = "", reasoning: str = "", calls: list | None = None, finish: str = "null") -> dict:
@@ -1739,7 +1740,7 @@ def test_a_streamed_deprecated_function_call_is_the_replys_call(tmp_path):
              {"session_id": "s", "request": {"model": "gpt-4-0613", "functions": functions, "messages": [asked, call, answered]}}]
     assert json_report(write_records(tmp_path / "kept.jsonl", lines))["findings"] == []
     lines[1]["request"]["messages"] = [asked, {"role": "user", "content": "Weather in Oslo, please?"}]
-    assert code_lines(json_report(write_records(tmp_path / "dropped.jsonl", lines))) == [("CTX003", 2), ("CTX016", 2)]
+    assert code_lines(json_report(write_records(tmp_path / "dropped.jsonl", lines))) == [("CTX016", 2)]
 
 
 def _kong_entry(step: int, body: dict | None, reply: dict | None, layout: str = "3.9") -> dict:
@@ -1773,7 +1774,7 @@ def test_kong_ai_gateway_entries_are_read_as_the_calls_they_log(tmp_path, layout
     entries = [_kong_entry(0, {"messages": ask}, first, layout), _kong_entry(1, {"messages": [*ask, result]}, second, layout),
                _kong_entry(2, None, None), _kong_entry(3, {"messages": ask}, first, "no payloads")]
     report = json_report(write_records(tmp_path / "kong.jsonl", entries))
-    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX001", 2, "/messages/1"), ("CTX016", 2, None)]
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX016", 2, "/messages/1")]
     assert report["summary"]["skipped"] == {"Kong Gateway log entry of no AI call": 1,
                                             "Kong AI Gateway log entry without its payloads (the AI plugin's log_payloads off)": 1}
     assert report["summary"]["token_counters"] == {"server": 2} and report["sessions"][0]["turns"][0]["window"] == 128_000
@@ -1793,7 +1794,7 @@ def test_an_apps_own_log_with_an_ai_member_is_not_taken_for_kongs(tmp_path):
 
 def test_a_kong_log_file_reads_its_ai_calls_and_skips_the_rest():
     report = json_report(str(READERS / "kong_ai_gateway_entries_call_turn_dropped.jsonl"))
-    assert code_lines(report) == [("CTX001", 2), ("CTX016", 2)]
+    assert code_lines(report) == [("CTX016", 2)]
     assert report["summary"]["records"] == 2 and sum(report["summary"]["skipped"].values()) == 2
 
 

@@ -25,3 +25,18 @@ def test_case(case):
     assert code_lines(report) == expected_of(case)
     if case.stem.startswith("fail_"):
         assert any(code == case.parent.name for code, _ in expected_of(case))
+
+
+@pytest.mark.parametrize(("case", "seen_as"), [
+    ("CTX016/fail_text_reply_lost", [("CTX003", 2)]),  # the two user messages the lost reply stood between
+    ("CTX016/fail_anthropic_tool_use_turn_dropped", [("CTX001", 2)]),  # the result left without its call
+    ("CTX016/fail_empty_tool_call_turn_filtered", [("CTX001", 2)]),  # the call turn kept empty, its result kept
+    ("CTX016/fail_gemini_function_call_turn_dropped", [("CTX001", 2)]),  # results named by function alone
+    ("CTX016/fail_reply_dropped_after_a_question_kept_unwrapped_without_a_key", [("CTX003", 5)]),
+])
+def test_a_defect_two_rules_see_is_reported_by_the_rule_of_its_cause_and_by_the_other_without_it(case, seen_as):
+    """One defect, one finding: CTX016 (the turn lost) where it sees the loss; the rule that
+    sees its symptom reports it when CTX016 is not selected."""
+    path = str(FIXTURES / "rules" / f"{case}.jsonl")
+    assert [code for code, _ in code_lines(json_report(path))] == ["CTX016"]
+    assert code_lines(json_report(path, "--ignore", "CTX016")) == seen_as

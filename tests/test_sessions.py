@@ -306,7 +306,7 @@ def test_a_session_named_beside_a_trace_per_call_groups_by_the_session(tmp_path,
         (record if where == "beside" else record["request"])["metadata"] = {"session_id": record.pop("session_id")}
     report = json_report(write_records(tmp_path / "traced.jsonl", records))
     assert [(session["id"], session["requests"]) for session in report["sessions"]] == [("s1", 2)]
-    assert code_lines(report) == [("CTX003", 2), ("CTX016", 2)]
+    assert code_lines(report) == [("CTX016", 2)]
 
 
 @pytest.mark.parametrize("name", ["sessionId", "session", "chat_id"])
@@ -324,8 +324,8 @@ def test_other_session_key_names_group_sessions(tmp_path, name):
     log = tmp_path / "log.jsonl"
     log.write_bytes(line("s1", [ask], "Which day?") + line("s2", [ask], "Which day?")
                     + line("s1", [ask, day]) + line("s2", [ask, A("Which day?"), day]))
-    assert code_lines(json_report(str(log))) == [("CTX003", 3), ("CTX016", 3)]
-    assert code_lines(json_report(str(log), "--jobs", "2")) == [("CTX003", 3), ("CTX016", 3)]
+    assert code_lines(json_report(str(log))) == [("CTX016", 3)]
+    assert code_lines(json_report(str(log), "--jobs", "2")) == [("CTX016", 3)]
     assert sorted(s["id"] for s in json_report(str(log))["sessions"]) == ["s1", "s2"]
 
 
@@ -549,7 +549,7 @@ def test_scaffolded_conversations_asking_alike_are_apart_and_their_defects_found
     """Without a key, a conversation's first question asked again in other words after the
     same few-shot opening is another conversation, not an edit: each is its own session,
     and each defect is found where it starts, at its own turn."""
-    for with_responses, expected in ((True, [("CTX001", 7, 2), ("CTX004", 8, 2), ("CTX016", 7, 2), ("CTX016", 10, 3)]),
+    for with_responses, expected in ((True, [("CTX004", 8, 2), ("CTX016", 7, 2), ("CTX016", 10, 3)]),
                                      (False, [("CTX001", 7, 2), ("CTX004", 8, 2), ("CTX016", 10, 3)])):
         report = json_report(write_records(tmp_path / f"scaffold-{with_responses}.jsonl", _scaffolded_traffic(with_responses)))
         assert sorted((f["code"], f["line"], f["turn"]) for f in report["findings"]) == expected

@@ -206,12 +206,13 @@ def test_show_blames_every_result_of_a_call_turn_stored_as_user_messages(tmp_pat
     assert "summary" not in text.split("what changed")[1]
 
 
-def test_show_puts_every_finding_about_a_dropped_turn_on_its_row():
-    """A call turn left out with its result kept: CTX001 (the orphan result) and CTX016 (the
-    turn missing) are both about its row; neither is listed as a loss no row shows."""
-    case = str(FIXTURES / "rules" / "CTX001" / "fail_anthropic_tool_use_turn_dropped.jsonl")
+def test_show_puts_the_finding_about_a_dropped_turn_on_its_row():
+    """A call turn left out with its result kept: one defect (CTX016, the turn missing; CTX001
+    would see its result without its call), about the turn's row, not listed as a loss no
+    row shows."""
+    case = str(FIXTURES / "rules" / "CTX016" / "fail_anthropic_tool_use_turn_dropped.jsonl")
     text = run_cli("show", case, "--session", "a", "--no-color").stdout
-    assert "turn 2: message #2 (assistant, turn 1 response) dropped — not legal: CTX001: " in text and "(also CTX016)" in text
+    assert "turn 2: message #2 (assistant, turn 1 response) dropped — not legal: CTX016: " in text and "(also" not in text
     assert "in no row" not in text
     record = orjson.loads(run_cli("show", case, "--session", "a", "--format", "json").stdout)
     assert record["unlogged_losses"] == []

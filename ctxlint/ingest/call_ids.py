@@ -39,8 +39,15 @@ def unpaired_form(identity: tuple) -> tuple | None:
     window that opens at the result leaves it unpaired, and it is still the same result."""
     if identity[0] != "tool":
         return None
-    named = _UNNAMED_CALL_ID.match(identity[1])
-    return None if named is None else ("tool", unpaired_id(named[1]), *identity[2:])
+    unpaired = unpaired_call_id(identity[1])
+    return None if unpaired is None else ("tool", unpaired, *identity[2:])
+
+
+def unpaired_call_id(call_id: str) -> str | None:
+    """The id a result of this call has once the call is cut from the request, when the API
+    named the call none (we numbered it), else None."""
+    named = _UNNAMED_CALL_ID.match(call_id)
+    return None if named is None else unpaired_id(named[1])
 
 
 def numbered_reply(messages: list[dict[str, Any]], response: Response | None) -> Response | None:

@@ -38,6 +38,10 @@ class Violation:
     # about the defect they report): when one of them sees a defect there, this one is not
     # reported (nothing is lost when they are not selected)
     explained_by: tuple[str, ...] = ()
+    # (code, message index) where another rule sees this same defect at the same request (a
+    # lost reply as the user messages it stood between, a result as its call turn lost): that
+    # rule's finding standing there is not reported (it is, when this rule is not selected)
+    shows_as: tuple[tuple[str, int], ...] = ()
     # a severity below the rule's default, for a class of cases the rule's docs name; a
     # severity the user configured for the rule wins over both
     severity: str | None = None
@@ -104,9 +108,6 @@ class Rule:
     # that is a new defect.
     recurs: ClassVar[bool] = False
     recurs_on: ClassVar[tuple[str, ...]] = ()
-    # Whether it judges a request after every other rule has, so that any of them, a later
-    # one included, may explain what it sees there (Violation.explained_by).
-    judged_last: ClassVar[bool] = False
 
     def stores_again(self, message: dict[str, Any]) -> bool:
         """Whether storing this message gives the app the chance to repeat the rule's defect."""

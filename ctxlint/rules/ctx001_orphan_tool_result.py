@@ -20,7 +20,8 @@ class OrphanToolResult(Rule):
     `web_search_tool_result`, `mcp_tool_result`, …) is flagged when the assistant's turn
     (its consecutive assistant messages, which the API joins) holds no `server_tool_use`
     or `mcp_tool_use` with its id before it; a call with no result is legal (a paused turn
-    is sent back so).
+    is sent back so). Where CTX016 finds the call turn lost against the reply the previous
+    request logged, that is the defect, reported once as CTX016's.
 
     ## Why is this bad?
     A tool result is bound to the call that asked for it. When the assistant turn that

@@ -49,7 +49,9 @@ class ConsecutiveUserMessages(Rule):
     the history (pydantic-ai's "Please return text."; the model profiles list them, with
     their sources). Nor are the user messages that stand, one per call, for the results of
     the tool-call turn right before them: CTX009 reports that turn, once; nor a message
-    the API refuses as blank, which is no turn: CTX029 reports it.
+    the API refuses as blank, which is no turn: CTX029 reports it. Where CTX016 finds the
+    reply between the two lost against the one the previous request logged, that is the
+    defect, reported once as CTX016's.
 
     ## Why is this bad?
     Chat models are trained on alternating turns. Two user messages in a row mean the

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ctxlint.chat import comparable_text, excerpt, role_of, says_nothing, text_of, tool_call_ids
+from ctxlint.ingest.call_ids import unpaired_call_id
 from ctxlint.profiles.lookup import compaction_at
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates
@@ -23,8 +24,7 @@ class DroppedAssistantTurn(Rule):
     (agents that use structured output keep only its text), unless it and the assistant
     messages right after it say nothing (no text, no tool calls) where the reply said
     something: an app that stores only `content` keeps a tool-call reply as an empty
-    message, and its call goes unanswered (where its results are kept, CTX001 reports
-    them left without their call). So does one message holding both the assistant
+    message, and its call goes unanswered. So does one message holding both the assistant
     message request N ended with (a prefill: Anthropic's, or DeepSeek's prefix
     completion) and the reply that continued it. A resend of request N (a
     retry) is not judged here, and neither is a response that was an error or said
@@ -53,6 +53,12 @@ class DroppedAssistantTurn(Rule):
     Nor is a text reply folded, with the history before it, into a summary the request
     puts in place of what it cut (one that restates the reply's words): CTX008 judges
     what the summary kept.
+
+    A reply lost between two user messages, and a tool-call turn lost (or kept empty)
+    while its results are kept, is one defect: this rule reports it, and CTX003 (the two
+    user messages) and CTX001 (the results left without their call) do not report it
+    again. They report it where this rule cannot see it (no logged reply) or is not
+    selected.
 
     It also flags a reply to tool results that request N sent, cut from N+1 while the
     results and the message after the reply are kept: a trim cuts whole turns, or what
@@ -153,17 +159,26 @@ class DroppedAssistantTurn(Rule):
                    " response format, tools or a model of its own)")
         returned = f"the assistant turn that turn {previous.number} returned ({'tool calls ' + ', '.join(ids) if ids else 'text'})"
         evidence = {"returned_in_line": previous.record.line, "returned_in_turn": previous.number, "content": excerpt(text_of(dropped.get("content")), 60)}
+        results = _results_kept(ctx.messages, ids)
         if hollow:
-            if any(role_of(message) == "tool" and message.get("tool_call_id") in ids for message in ctx.messages[slot:]):
-                return  # its results are kept: CTX001 reports them left without their call
             yield Violation(
                 f"{returned} is stored as assistant message {ctx.label(slot)}, which has no text and no tool calls: the reply's content was lost",
                 key=("dropped", previous.number), message_index=slot, tool_call_id=ids[0] if ids else None, pointer=f"/messages/{slot}", evidence=evidence,
+                shows_as=results,
             )
             return
+        # its place: after the last message N sent, or after the one that stands for it in
+        # other words (a question kept without the wrapping it was sent in)
+        asked = transition.response_index - 1
+        place = slot + (slot < len(ctx.messages) and asked >= 0 and transition.mapping[asked] is None
+                        and previous.identities[asked][0] == "user" == role_of(ctx.messages[slot]))
+        before = place < len(ctx.messages)  # the message it belongs before, when one follows
         yield Violation(
-            f"{returned} is missing from this request{why}",
+            f"{returned} is missing from this request{f', before message {ctx.label(place)}' if before else ''}{why}",
             key=("dropped", previous.number), tool_call_id=ids[0] if ids else None, stands_at=slot - 1 if slot else None, evidence=evidence,
+            pointer=f"/messages/{place}" if before else None,
+            # or the user messages it stood between
+            shows_as=results + tuple(("CTX003", index) for index in range(max(slot - 1, 0), place)),
         )
 
     @staticmethod
@@ -179,7 +194,7 @@ class DroppedAssistantTurn(Rule):
         return Violation(
             missing,
             key=("dropped", previous.number), message_index=reply, tool_call_id=ids[0], pointer=f"/messages/{reply}",
-            evidence={"previous_line": previous.record.line, "dropped_messages": dropped},
+            evidence={"previous_line": previous.record.line, "dropped_messages": dropped}, shows_as=_results_kept(ctx.messages, ids),
         )
 
     @staticmethod
@@ -217,6 +232,15 @@ class DroppedAssistantTurn(Rule):
                 key=("dropped", previous.number), message_index=slot, pointer=f"/messages/{slot}", stands_at=slot - 1,
                 evidence={"previous_line": previous.record.line},
             )
+
+
+def _results_kept(messages: list, call_ids: list[str]) -> tuple[tuple[str, int], ...]:
+    """The lost call turn's results the request kept, as CTX001 sees them (results left
+    without their call, named as such when the API names calls none): the same loss,
+    reported once, as the turn lost."""
+    answering = {*call_ids, *filter(None, map(unpaired_call_id, call_ids))}
+    return tuple(("CTX001", index) for index, message in enumerate(messages)
+                 if role_of(message) == "tool" and message.get("tool_call_id") in answering)
 
 
 def _say_nothing_from(messages: list, slot: int) -> bool:

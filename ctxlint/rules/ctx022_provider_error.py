@@ -108,7 +108,6 @@ class ProviderError(Rule):
     code = "CTX022"
     name = "provider-error"
     severity = "error"
-    judged_last = True
     remediation = ("Fix what the provider's error names in the request (resent unchanged, it fails again); "
                    "only a rate-limit or server error is worth retrying as is, after a wait.")
 
