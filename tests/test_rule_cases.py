@@ -40,3 +40,11 @@ def test_a_defect_two_rules_see_is_reported_by_the_rule_of_its_cause_and_by_the_
     path = str(FIXTURES / "rules" / f"{case}.jsonl")
     assert [code for code, _ in code_lines(json_report(path))] == ["CTX016"]
     assert code_lines(json_report(path, "--ignore", "CTX016")) == seen_as
+
+
+def test_a_reply_cut_with_the_whole_history_is_the_first_messages_lost_and_the_reply_lost_without_ctx008():
+    """The history not sent (the prompt and the newest message alone): CTX008's first messages
+    lost; the reply cut with them is that defect, and CTX016's where CTX008 is not selected."""
+    path = str(FIXTURES / "rules" / "CTX008" / "fail_no_prompt_same_model_without_history.jsonl")
+    assert code_lines(json_report(path)) == [("CTX008", 2)]
+    assert code_lines(json_report(path, "--ignore", "CTX008")) == [("CTX016", 2)]

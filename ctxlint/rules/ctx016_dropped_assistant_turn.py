@@ -58,7 +58,9 @@ class DroppedAssistantTurn(Rule):
     while its results are kept, is one defect: this rule reports it, and CTX003 (the two
     user messages) and CTX001 (the results left without their call) do not report it
     again. They report it where this rule cannot see it (no logged reply) or is not
-    selected.
+    selected. A reply cut with all of the conversation before it (the prompt alone kept,
+    or nothing: the history trimmed to the newest message, or not sent) is the first
+    messages lost, which CTX008 reports; this rule reports it where CTX008 does not.
 
     It also flags a reply to tool results that request N sent, cut from N+1 while the
     results and the message after the reply are kept: a trim cuts whole turns, or what
@@ -173,12 +175,18 @@ class DroppedAssistantTurn(Rule):
         place = slot + (slot < len(ctx.messages) and asked >= 0 and transition.mapping[asked] is None
                         and previous.identities[asked][0] == "user" == role_of(ctx.messages[slot]))
         before = place < len(ctx.messages)  # the message it belongs before, when one follows
+        # cut with all of the conversation before it (its prompt alone kept, or nothing): the
+        # history trimmed to the newest message, or not sent, which CTX008 reports as the
+        # first messages lost
+        cut_whole = not any(previous.identities[index][0] not in STEERING_ROLES
+                            for index, position in enumerate(transition.mapping[: transition.response_index]) if position is not None)
         yield Violation(
             f"{returned} is missing from this request{f', before message {ctx.label(place)}' if before else ''}{why}",
             key=("dropped", previous.number), tool_call_id=ids[0] if ids else None, stands_at=slot - 1 if slot else None, evidence=evidence,
             pointer=f"/messages/{place}" if before else None,
             # or the user messages it stood between
             shows_as=results + tuple(("CTX003", index) for index in range(max(slot - 1, 0), place)),
+            explained_by=("CTX008",) if cut_whole else (),
         )
 
     @staticmethod
