@@ -160,13 +160,14 @@ def test_chat_messages_under_input_are_read_as_chat_messages(tmp_path):
         {"traceId": "t1", "model": "gpt-4o", "input": [USER, call, {"role": "tool", "content": "12C"}], "output": {"role": "assistant", "content": "12C."}},
         {"traceId": "t1", "model": "gpt-4o", "input": [USER, {"role": "user", "content": "And tomorrow?"}], "output": "Also 12C."}])
     found = [(f["code"], f["line"], f["pointer"]) for f in json_report(log)["findings"]]
-    assert found == [("CTX002", 2, "/input/1/tool_calls/0"), ("CTX010", 2, "/input/2"), ("CTX016", 3, "/input/1")]
+    assert found == [("CTX010", 2, "/input/2"), ("CTX016", 3, "/input/1")]  # the result without its id: its call not answered, one defect
 
 
 def test_an_output_without_its_call_id_is_a_tool_message_without_an_id(tmp_path):
     log = _write(tmp_path, [_request([USER, CALL_OSLO, {"type": "function_call_output", "output": "12C"}])])
-    assert [(f["code"], f["line"], f["pointer"]) for f in json_report(log)["findings"]] == [
-        ("CTX002", 1, "/input/1"), ("CTX010", 1, "/input/2")]
+    assert [(f["code"], f["line"], f["pointer"]) for f in json_report(log)["findings"]] == [("CTX010", 1, "/input/2")]
+    # its call, left unanswered for want of the id, is that defect; it is CTX002's where CTX010 is not selected
+    assert [(f["code"], f["pointer"]) for f in json_report(log, "--ignore", "CTX010")["findings"]] == [("CTX002", "/input/1")]
 
 
 SHELL_CALL = {"type": "local_shell_call", "id": "lsh_1", "call_id": "call_9", "status": "completed",
@@ -182,7 +183,7 @@ def test_a_local_shell_output_answers_the_call_its_id_names(tmp_path):
         _request([USER, SHELL_CALL, {"type": "local_shell_call_output", "id": 9, "output": "a.txt"}]),
     ])
     found = [(f["code"], f["line"], f["pointer"]) for f in json_report(log)["findings"]]
-    assert found == [("CTX001", 3, "/input/2"), ("CTX002", 3, "/input/1"), ("CTX900", 4, "/request/input/2/id")]
+    assert found == [("CTX001", 3, "/input/2"), ("CTX900", 4, "/request/input/2/id")]  # an output naming another call: one defect
 
 
 def test_a_function_call_without_its_call_id_is_a_located_input_error(tmp_path):

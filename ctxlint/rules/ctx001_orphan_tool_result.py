@@ -4,6 +4,7 @@ from typing import Iterable
 
 from ctxlint.chat import UNCALLED_SERVER_RESULTS, last_assistant_before, role_of, short_hash, text_of, tool_call_ids
 from ctxlint.rules.base import Rule, Violation
+from ctxlint.rules.ctx009_tool_result_as_user_message import answered_under_other_ids
 
 
 class OrphanToolResult(Rule):
@@ -73,10 +74,13 @@ class OrphanToolResult(Rule):
                 if open_ids is None:
                     opening.append((index, call_id, result))
                 elif call_id not in open_ids:
+                    caller = last_assistant_before(messages, index)
                     yield Violation(
                         f"tool result for {call_id!r} at message {ctx.label(index)} answers no call: the nearest assistant message before it made no call with that id",
                         key=result, message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
                         covers=(("result", call_id),),  # the same result, its text cleared or shortened later
+                        # the call it stands for, left unanswered: its id rewritten, one defect
+                        shows_as=(("CTX002", caller),) if answered_under_other_ids(messages, caller) else (),
                     )
         if opening:
             index, call_id, _ = opening[0]

@@ -11,7 +11,9 @@ class UnansweredToolCall(Rule):
     """
     ## What it does
     Flags an assistant `tool_calls` entry whose id no `tool` message answers before the
-    next non-tool message, or before the end of the request.
+    next non-tool message, or before the end of the request. Where each call left so has a
+    result all the same, one that names another id (CTX001) or none (CTX010), the id was
+    rewritten or left out: one defect, reported there.
 
     ## Why is this bad?
     Every call the model made must get its result, in the tool messages that directly

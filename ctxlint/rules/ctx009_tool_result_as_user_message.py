@@ -58,6 +58,18 @@ def answering_run(messages: list[dict], index: int) -> list[tuple[int, str | Non
     return run
 
 
+def answered_under_other_ids(messages: list[dict], caller: int) -> bool:
+    """Whether every call of the assistant message at `caller` that no tool message answers
+    has a result of its own all the same, among the tool messages right after it, naming
+    another id or none (an id rewritten or left out): one defect per result (CTX001,
+    CTX010), not also the calls unanswered (CTX002)."""
+    calls = tool_call_ids(messages[caller])
+    run = [position for position, _ in answering_run(messages, caller) if role_of(messages[position]) == "tool"]
+    named = {messages[position].get("tool_call_id") for position in run}
+    unanswered = [call_id for call_id in calls if call_id not in named]
+    return bool(unanswered) and len(unanswered) == sum(messages[position].get("tool_call_id") not in calls for position in run)
+
+
 def _stands_for_a_result(messages: list[dict], position: int, unanswered: list[str]) -> bool:
     """Whether the user message at `position`, after tool messages that leave calls open,
     is one of their results: it carries an open call's `tool_call_id`, reads as a tool's

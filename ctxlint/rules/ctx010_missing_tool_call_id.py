@@ -4,6 +4,7 @@ from typing import Iterable
 
 from ctxlint.chat import last_assistant_before, role_of, short_hash, text_of, tool_calls_of
 from ctxlint.rules.base import Rule, Violation
+from ctxlint.rules.ctx009_tool_result_as_user_message import answered_under_other_ids
 
 
 class MissingToolCallId(Rule):
@@ -49,4 +50,6 @@ class MissingToolCallId(Rule):
                         "(one of the app's own where the reply gave none) and its result the same" if unnamed else ""),
                     key=short_hash(text_of(message.get("content")), str(ctx.turn.identities[index - 1] if index else "")),
                     message_index=index, pointer=f"/messages/{index}",
+                    # the call it answers, left unanswered for want of the id: one defect
+                    shows_as=(("CTX002", caller),) if caller is not None and answered_under_other_ids(messages, caller) else (),
                 )
