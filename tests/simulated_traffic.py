@@ -426,14 +426,14 @@ class Simulator:
         self._write(c, request, self._completion(c, reply, len(request["messages"]), cut_off))
         if (c.turn == 1) if c.defect in REJECTED else defect_now not in (None, "sliding_window"):
             self._plant(c, self.first_line)
-        if c.keep_last is not None:  # what the window has lost by now, each reported where it goes
+        if c.keep_last is not None:  # what the window has lost by now, reported where it starts
             opening = (0, 1) if c.prompted else (1,)
-            lost = [c.history[i] for i in opening if len(c.history) - i > c.keep_last and i not in c.window_lost]
+            # the first messages it cuts, at once or one at a time as it slides: one defect
+            codes = ("CTX008",) if not c.window_lost and any(len(c.history) - i > c.keep_last for i in opening) else ()
             c.window_lost.update(i for i in opening if len(c.history) - i > c.keep_last)
             if not c.cut_inside_tool_exchange and request["messages"][0]["role"] == "tool":
                 c.cut_inside_tool_exchange = True  # results without their call at the window's head: one defect
-                lost.append("results")
-            codes = tuple("CTX001" if what == "results" else "CTX008" for what in lost)
+                codes += ("CTX001",)
             if codes:
                 self.planted.append(Planted(c.id, "sliding_window", self.first_line, codes))
         c.history += c.stored(reply, store_defect)
@@ -517,7 +517,7 @@ class Simulator:
             "two_users": ("CTX003",),
             "thinking_disabled": ("CTX005",),
             "unaccepted_effort": ("CTX005",),
-            "trim_cut": ("CTX008", "CTX008") if c.prompted else ("CTX008",),
+            "trim_cut": ("CTX008",),
             "overflow": ("CTX006",),
             "unanswered_call": ("CTX002",),
             "edited_reasoning": ("CTX015",),

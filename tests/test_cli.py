@@ -14,11 +14,11 @@ CLEAN = str(FIXTURES / "rules" / "CTX001" / "pass_null_content_with_tool_calls.j
 
 def test_demo_log_shows_several_rules():
     report = json_report(DEMO)
-    assert code_lines(report) == [("CTX003", 5), ("CTX004", 2), ("CTX005", 3), ("CTX008", 4), ("CTX008", 4)]
+    assert code_lines(report) == [("CTX003", 5), ("CTX004", 2), ("CTX005", 3), ("CTX008", 4)]
     sessions = {s["id"]: s for s in report["sessions"]}
     assert sessions["trip-42"]["first_error_turn"] == 2 and sessions["trip-42"]["requests"] == 3
     assert sessions["chat-7"]["first_error_turn"] == 1
-    assert report["summary"] == {**report["summary"], "files": 1, "records": 5, "sessions": 2, "errors": 5, "warnings": 0, "infos": 0}
+    assert report["summary"] == {**report["summary"], "files": 1, "records": 5, "sessions": 2, "errors": 4, "warnings": 0, "infos": 0}
 
 
 def test_json_finding_carries_every_documented_key():
@@ -39,7 +39,7 @@ def test_missing_file_error_names_it_and_other_inputs_are_still_checked():
     result = run_cli("check", "--format", "json", "nope.jsonl", DEMO)
     assert result.exit_code == 2
     assert "nope.jsonl: no such file or directory" in result.stderr
-    assert len(orjson.loads(result.stdout)["findings"]) == 5
+    assert len(orjson.loads(result.stdout)["findings"]) == 4
 
 
 def test_a_broken_or_looping_symbolic_link_is_named_as_one(tmp_path):
@@ -90,7 +90,7 @@ def test_text_report_marks_the_turn_where_the_session_went_wrong():
     result = run_cli("check", DEMO, "--no-color")
     assert "session trip-42" in result.stdout and "went wrong at turn 2" in result.stdout
     assert "fix:" in result.stdout
-    assert "5 requests in 1 file, 2 sessions: 5 errors" in result.stdout
+    assert "5 requests in 1 file, 2 sessions: 4 errors" in result.stdout
     assert "prompt tokens counted by: server (4 requests)" in result.stdout
 
 
@@ -122,7 +122,7 @@ def test_long_sessions_fold_turns_without_findings_unless_verbose(tmp_path):
 
 def test_quiet_prints_findings_only():
     lines = run_cli("check", DEMO, "--no-color", "-q").stdout.strip().splitlines()
-    assert len(lines) == 5 and all(" CTX00" in line for line in lines)
+    assert len(lines) == 4 and all(" CTX00" in line for line in lines)
 
 
 def test_rules_and_rule_docs():

@@ -228,7 +228,7 @@ def test_a_history_kept_from_the_last_reply_on_goes_on_from_its_conversation(tmp
         history = history + [A(reply)]
     lines.append({"request": {"model": "gpt-4o", "messages": [A(replies[-1]), U("Restaurants near the hotel?")]}})
     report = json_report(write_records(tmp_path / "trim.jsonl", lines))
-    assert code_lines(report) == [("CTX008", 4), ("CTX008", 4)]
+    assert code_lines(report) == [("CTX008", 4)]
     assert {f["session"] for f in report["findings"]} == {f"{tmp_path / 'trim.jsonl'}:1"}
 
     calls = A(None, tool_calls=[call("c7"), call("c8")])
@@ -237,10 +237,10 @@ def test_a_history_kept_from_the_last_reply_on_goes_on_from_its_conversation(tmp
              {"request": {"model": "gpt-4o", "messages": [{"role": "tool", "tool_call_id": "c8", "content": "Hotel B: 90 EUR"},
                                                           {"role": "tool", "tool_call_id": "c7", "content": "Hotel A: 80 EUR"}]}}]
     kept = json_report(write_records(tmp_path / "results.jsonl", tools))
-    assert code_lines(kept) == [("CTX001", 2), ("CTX008", 2), ("CTX008", 2)]
+    assert code_lines(kept) == [("CTX001", 2), ("CTX008", 2)]
     assert {f["session"] for f in kept["findings"]} == {f"{tmp_path / 'results.jsonl'}:1"}
     keyed = json_report(write_records(tmp_path / "keyed.jsonl", [{"session_id": "k", **line} for line in tools]))
-    assert [(f["code"], f["line"], f["session"]) for f in keyed["findings"]] == [("CTX001", 2, "k"), ("CTX008", 2, "k"), ("CTX008", 2, "k")]
+    assert [(f["code"], f["line"], f["session"]) for f in keyed["findings"]] == [("CTX001", 2, "k"), ("CTX008", 2, "k")]
 
     alike = [{"request": {"model": "gpt-4o", "messages": [U(f"Run {n}: book a room in Porto.")]},
               "response": {"choices": [{"message": A("Done, room booked for you.")}]}} for n in (1, 2)]

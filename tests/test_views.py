@@ -159,7 +159,9 @@ def test_show_follows_a_question_kept_unwrapped_to_where_it_is_cut():
     statuses = {n: (s["status"], s["legal"]) for n, s in first_user["turns"].items()}
     assert statuses == {"1": ("sent", True), "2": ("modified", True), "3": ("sent", True), "4": ("sent", True), "5": ("dropped", False)}
     assert first_user["turns"]["2"]["why"].startswith("kept as the app stores it")
-    assert first_user["turns"]["5"]["why"].startswith("CTX008: the session's first user message, as the app stored it at turn 2")
+    # one finding for the system prompt and the question one trim cut, on both rows
+    assert first_user["turns"]["5"]["why"].startswith("CTX008: the session's first system message (turn 1, message 0) and first user message, as the app stored it at turn 2")
+    assert record["messages"][0]["turns"]["5"]["why"] == first_user["turns"]["5"]["why"]
     assert len(record["messages"]) == 11  # no row of its own for the question as stored
 
 

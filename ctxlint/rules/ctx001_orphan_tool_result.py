@@ -12,8 +12,9 @@ class OrphanToolResult(Rule):
     ## What it does
     Flags a `tool` message whose `tool_call_id` matches no `tool_calls` id of the nearest
     preceding assistant message, or that has no preceding assistant message at all.
-    Results a history opens with (no assistant message before them) are one defect per
-    session: a keep-last-N window that starts inside a tool exchange leaves such results
+    The results after one assistant message that answer none of its calls are one defect
+    (the turn that made their calls lost), one finding naming them all. Results a history
+    opens with (no assistant message before them) are one defect per session: a keep-last-N window that starts inside a tool exchange leaves such results
     at its head, again and again as it slides, and they are reported where that starts.
     A result reported once is not reported again when the app later clears or shortens
     its text (old tool output replaced by a placeholder to save context). The result of a
@@ -59,42 +60,44 @@ class OrphanToolResult(Rule):
         start = ctx.unchanged(self)
         caller = last_assistant_before(messages, start)  # the calls open where judging resumes
         open_ids: set[str] | None = set(tool_call_ids(messages[caller])) if caller is not None else None
-        opening: list[tuple[int, str, tuple]] = []  # results before any assistant message: one defect
+        # results that answer no call, by the assistant message before them (None: before any,
+        # the history opening with them): each group one defect, its calls' turn lost
+        orphans: dict[int | None, list[tuple[int, str, tuple]]] = {}
         for index in range(start, len(messages)):
             message = messages[index]
             role = role_of(message)
             if role == "assistant":
-                open_ids = set(tool_call_ids(message))
+                caller, open_ids = index, set(tool_call_ids(message))
                 yield from self._uncalled_server_results(ctx, index, message)
             elif role == "tool":
                 call_id = message.get("tool_call_id")
                 if not isinstance(call_id, str):
                     continue  # CTX010 reports a missing id
-                result = (call_id, short_hash(text_of(message.get("content"))))
-                if open_ids is None:
-                    opening.append((index, call_id, result))
-                elif call_id not in open_ids:
-                    caller = last_assistant_before(messages, index)
-                    yield Violation(
-                        f"tool result for {call_id!r} at message {ctx.label(index)} answers no call: the nearest assistant message before it made no call with that id",
-                        key=result, message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
-                        covers=(("result", call_id),),  # the same result, its text cleared or shortened later
-                        # the call it stands for, left unanswered: its id rewritten, one defect
-                        shows_as=(("CTX002", caller),) if answered_under_other_ids(messages, caller) else (),
-                    )
-        if opening:
-            index, call_id, _ = opening[0]
-            if len(opening) == 1:
-                results = f"tool result for {call_id!r} at message {ctx.label(index)} answers"
-            else:
-                ids, labels = (", ".join(dict.fromkeys(texts)) for texts in zip(*((repr(c), ctx.label(i)) for i, c, _ in opening)))
-                results = f"{len(opening)} tool results ({ids}) at {'messages' if ',' in labels else 'message'} {labels} answer"
+                if open_ids is None or call_id not in open_ids:
+                    orphans.setdefault(caller if open_ids is not None else None, []).append(
+                        (index, call_id, (call_id, short_hash(text_of(message.get("content"))))))
+        for caller, group in orphans.items():
+            index, call_id, result = group[0]
+            ids, labels = (", ".join(dict.fromkeys(texts)) for texts in zip(*((repr(c), ctx.label(i)) for i, c, _ in group)))
+            results = (f"tool result for {call_id!r} at message {ctx.label(index)} answers" if len(group) == 1 else
+                       f"{len(group)} tool results ({ids}) at {'messages' if ',' in labels else 'message'} {labels} answer")
+            # the same results, their text cleared or shortened later
+            covers = tuple(key for _, call_id, result in group for key in (result, ("result", call_id)))
+            evidence = {"tool_call_ids": [c for _, c, _ in group]} if len(group) > 1 else {}
+            if caller is None:
+                yield Violation(
+                    f"{results} no call: there is no assistant message before {'it' if len(group) == 1 else 'them'}",
+                    # a result reported before (its call dropped, then the history cut up to it) is this defect too
+                    key=("opens the history",), covers=covers, message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
+                    evidence=evidence,
+                )
+                continue
             yield Violation(
-                f"{results} no call: there is no assistant message before {'it' if len(opening) == 1 else 'them'}",
-                # a result reported before (its call dropped, then the history cut up to it) is this defect too
-                key=("opens the history",), covers=tuple(key for _, call_id, result in opening for key in (result, ("result", call_id))),
-                message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}",
-                evidence={"tool_call_ids": [c for _, c, _ in opening]} if len(opening) > 1 else {},
+                f"{results} no call: the nearest assistant message before {'it' if len(group) == 1 else 'them'} made no call with "
+                f"{'that id' if len(group) == 1 else 'those ids'}",
+                key=result, covers=covers[1:], message_index=index, tool_call_id=call_id, pointer=f"/messages/{index}", evidence=evidence,
+                # the calls they stand for, left unanswered: their ids rewritten, one defect
+                shows_as=(("CTX002", caller),) if answered_under_other_ids(messages, caller) else (),
             )
 
     @staticmethod

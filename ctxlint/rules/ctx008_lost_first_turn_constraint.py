@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import lru_cache
 from typing import Iterable
 
@@ -159,7 +160,11 @@ class LostFirstTurnConstraint(Rule):
     ## What it does
     Flags a request that no longer carries what the session's first system message (or
     `developer` message, the system prompt of OpenAI's newer models) or first user message
-    said, when both were present in the session's first request.
+    said, when both were present in the session's first request. Both cut by one request
+    are one defect, one finding; so is the first user message cut while the system prompt a
+    request before it cut stays cut (a keep-last-N window sliding past them one at a time).
+    The replies cut with the whole history (the newest message sent alone) are this defect
+    too, not CTX016's.
     A message counts as kept when every line of it is still there, in a message of the
     same role, after masking what agents legitimately refresh every turn (times, dates,
     counters, ids): a `Current time: …` line rewritten each turn is not a loss, and
@@ -223,6 +228,19 @@ class LostFirstTurnConstraint(Rule):
     remediation = "Trim history from the middle: always resend the first system message and the first user message, or a summary that restates them."
 
     def check(self, ctx) -> Iterable[Violation]:
+        lost = list(self._losses(ctx))
+        if len(lost) > 1:  # one trim cut both: one defect
+            first, *others = lost
+            plain = all(loss.message.endswith(" is no longer sent") for loss in lost)
+            parts = [loss.message.removesuffix(" is no longer sent").removeprefix("the session's ") if plain else loss.message for loss in others]
+            message = (f"{first.message.removesuffix(' is no longer sent')} and {' and '.join(parts)} are no longer sent" if plain
+                       else "; ".join([first.message, *parts]))
+            lost = [replace(first, message=message, covers=tuple(loss.key for loss in others),
+                            evidence={**first.evidence, "also_lost": [loss.evidence for loss in others]})]
+        yield from lost
+
+    def _losses(self, ctx) -> Iterable[Violation]:
+        """Each first message (system, user) this request no longer carries."""
         if ctx.turn.number == 1:
             return
         self._after_greeting(ctx)

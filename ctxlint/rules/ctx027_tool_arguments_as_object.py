@@ -11,7 +11,8 @@ class ToolArgumentsAsObject(Rule):
     ## What it does
     Flags a tool call in the history whose `function.arguments` is a JSON object instead
     of a string holding JSON. ctxlint reads such arguments (and checks them against the
-    tool's schema), so this is a warning, not an error.
+    tool's schema), so this is a warning, not an error. The calls of one message stored so
+    are one finding, naming them all.
 
     ## Why is this bad?
     The chat-completions format defines `arguments` as a string: the model produced text,
@@ -37,11 +38,20 @@ class ToolArgumentsAsObject(Rule):
     remediation = "Send function.arguments back as the JSON string the response carried, not as a parsed object."
 
     def check(self, ctx) -> Iterable[Violation]:
+        # the calls of one message stored so are one defect: one finding, naming them all
+        by_message: dict[int, list[tuple[int, dict, str]]] = {}
         for index, position, call in assistant_calls(ctx.messages, ctx.unchanged(self)):
             name, arguments = call_function(call)
             if isinstance(arguments, dict):
-                yield Violation(
-                    f"tool call {call.get('id')!r} ({name}) carries its arguments as a JSON object, not a string",
-                    key=(call.get("id"), name), message_index=index, tool_call_id=call.get("id"),
-                    pointer=f"/messages/{index}/tool_calls/{position}/function/arguments",
-                )
+                by_message.setdefault(index, []).append((position, call, name))
+        for index, calls in by_message.items():
+            position, first, _ = calls[0]
+            named = ", ".join(f"{call.get('id')!r} ({name})" for _, call, name in calls)
+            yield Violation(
+                f"tool call {named} carries its arguments as a JSON object, not a string" if len(calls) == 1 else
+                f"tool calls {named} carry their arguments as JSON objects, not strings",
+                key=(first.get("id"), calls[0][2]), covers=tuple((call.get("id"), name) for _, call, name in calls[1:]),
+                message_index=index, tool_call_id=first.get("id"),
+                pointer=f"/messages/{index}/tool_calls/{position}/function/arguments",
+                evidence={"tool_call_ids": [call.get("id") for _, call, _ in calls]} if len(calls) > 1 else {},
+            )

@@ -97,11 +97,14 @@ def _about_entry(finding: Finding, entry: Entry, index: int | None) -> bool:
 
 def _is_cut_opening(finding: Finding, entry: Entry) -> bool:
     """Whether the finding says this message, a first system/user message or what replaced
-    one (an edit, a summary), is no longer sent (CTX008's evidence names its turn and index)."""
-    evidence = finding.evidence
-    turn, index = evidence.get("since_turn", 1), evidence.get("since_index", evidence.get("first_turn_index"))
-    then = entry.statuses.get(turn)  # the message sent at that index of that turn (a stored form carries on an older entry)
-    return index is not None and then is not None and then.kind != DROPPED and then.index == index
+    one (an edit, a summary), is no longer sent (CTX008's evidence names its turn and index,
+    and those of the others one trim cut with it)."""
+    for evidence in (finding.evidence, *finding.evidence.get("also_lost", ())):
+        turn, index = evidence.get("since_turn", 1), evidence.get("since_index", evidence.get("first_turn_index"))
+        then = entry.statuses.get(turn)  # the message sent at that index of that turn (a stored form carries on an older entry)
+        if index is not None and then is not None and then.kind != DROPPED and then.index == index:
+            return True
+    return False
 
 
 def _unlogged_reply(previous: Turn, turn: Turn, transition: Transition) -> int | None:
