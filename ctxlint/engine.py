@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter, OrderedDict, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from itertools import islice
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
@@ -634,12 +634,23 @@ class Engine:
             # its defect of the requests before goes on: reported where it started
             going_on = rule.recurs and bool((live | stored) & bit)
             shown = [False, False]  # in the live turn, in the stored history
+            # where the finding of a recurring defect's instance in this request stands in the
+            # tally, per part: more messages of that part showing it are that instance
+            reported_at: list[int | None] = [None, None]
             for violation in violations:
+                part = ctx.in_stored_history(violation.standing)
                 explained = not seen_here.isdisjoint(violation.explained_by) or (rule.code, violation.standing) in shown_elsewhere
+                folded = rule.recurs and reported_at[part] is not None
+                count = len(tally.findings)
+                new = self._report(rule, session, turn, violation, tally, quiet=going_on or explained or folded)
+                if new and folded:
+                    self._fold(tally, reported_at[part], self.finding(rule, Place.of(session, turn), violation))
+                elif len(tally.findings) > count:
+                    reported_at[part] = count
                 # shown again: a new instance, or one this request stores for the first time
                 # (a result named as another was, stored without its call again)
-                if self._report(rule, session, turn, violation, tally, quiet=going_on or explained) or (rule.recurs and violation.standing in ctx.first_stored):
-                    shown[ctx.in_stored_history(violation.standing)] = True
+                if new or (rule.recurs and violation.standing in ctx.first_stored):
+                    shown[part] = True
             if rule.recurs:
                 # it goes on in a part where it showed again, or that stored nothing it is about
                 live = live | bit if shown[0] or (live & bit and not ctx.stores_again(rule, False)) else live & ~bit
@@ -699,6 +710,17 @@ class Engine:
         if not quiet:
             tally.findings.append(self.finding(rule, Place.of(session, turn), violation))
         return True
+
+    @staticmethod
+    def _fold(tally: Tally, at: int, also: Finding) -> None:
+        """Name in the finding at `at` another message that shows the same defect at its request."""
+        first = tally.findings[at]
+        where = {key: value for key, value in (("message_index", also.message_index), ("tool_call_id", also.tool_call_id), ("pointer", also.pointer))
+                 if value is not None}
+        also_at = [*first.evidence.get("also_at", ()), where]
+        places = ", ".join(f"call {place['tool_call_id']}" if "tool_call_id" in place else f"message {place.get('message_index', '?')}" for place in also_at)
+        message = first.message.split(" (the same at ")[0] + f" (the same at {places})"
+        tally.findings[at] = replace(first, message=message, evidence={**first.evidence, "also_at": also_at})
 
     def close(self, session: SessionCheck, tally: Tally) -> None:
         """The session has no more requests: rules that waited for a chain could not judge it."""

@@ -48,3 +48,15 @@ def test_a_reply_cut_with_the_whole_history_is_the_first_messages_lost_and_the_r
     path = str(FIXTURES / "rules" / "CTX008" / "fail_no_prompt_same_model_without_history.jsonl")
     assert code_lines(json_report(path)) == [("CTX008", 2)]
     assert code_lines(json_report(path, "--ignore", "CTX008")) == [("CTX016", 2)]
+
+
+def test_a_stored_history_defect_at_several_messages_of_one_request_is_one_finding_that_names_them():
+    """Two stored replies without the reasoning the model needs back, two calls of one turn left
+    unanswered: one instance of the app's way of storing history, one finding naming the others."""
+    stored = json_report(str(FIXTURES / "rules" / "CTX004" / "fail_glm_preserved_thinking_stored_without_reasoning.jsonl"))["findings"]
+    assert [(f["message_index"], f["evidence"]["also_at"]) for f in stored] == [(2, [{"message_index": 4, "pointer": "/messages/4"}])]
+    assert stored[0]["message"].endswith("(the same at message 4)")
+    calls = json_report(str(FIXTURES / "rules" / "CTX009" / "fail_one_of_parallel_results_sent_as_a_user_message.jsonl"))["findings"]
+    unanswered = [f for f in calls if f["code"] == "CTX002"]
+    assert [(f["tool_call_id"], f["evidence"]["also_at"]) for f in unanswered] == [
+        ("call_r", [{"message_index": 2, "tool_call_id": "call_o", "pointer": "/messages/2/tool_calls/2"}])]

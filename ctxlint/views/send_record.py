@@ -91,6 +91,10 @@ def _about_entry(finding: Finding, entry: Entry, index: int | None) -> bool:
         return True  # about one of its calls (a finding about several names them all in its evidence)
     if index is not None and finding.message_index == index:
         return True
+    # ... or another message of the request that shows the same defect (Engine._fold)
+    if any(place.get("tool_call_id") in entry.tool_call_ids or (index is not None and place.get("message_index") == index)
+           for place in finding.evidence.get("also_at", ())):
+        return True
     # ... or the reply a turn returned, no longer sent (CTX016 names the turn)
     return _is_cut_opening(finding, entry) or entry.origin == f"turn {finding.evidence.get('returned_in_turn')} response"
 
