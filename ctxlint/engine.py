@@ -718,8 +718,9 @@ class Engine:
         where = {key: value for key, value in (("message_index", also.message_index), ("tool_call_id", also.tool_call_id), ("pointer", also.pointer))
                  if value is not None}
         also_at = [*first.evidence.get("also_at", ()), where]
-        places = ", ".join(f"call {place['tool_call_id']}" if "tool_call_id" in place else f"message {place.get('message_index', '?')}" for place in also_at)
-        message = first.message.split(" (the same at ")[0] + f" (the same at {places})"
+        places = [f"call {place['tool_call_id']}" if "tool_call_id" in place else f"message {place['message_index']}"
+                  for place in also_at if "tool_call_id" in place or "message_index" in place]
+        message = first.message.split(" (the same at ")[0] + (f" (the same at {', '.join(places)})" if places else "")
         tally.findings[at] = replace(first, message=message, evidence={**first.evidence, "also_at": also_at})
 
     def close(self, session: SessionCheck, tally: Tally) -> None:

@@ -14,8 +14,9 @@ class OrphanToolResult(Rule):
     preceding assistant message, or that has no preceding assistant message at all.
     The results after one assistant message that answer none of its calls are one defect
     (the turn that made their calls lost), one finding naming them all. Results a history
-    opens with (no assistant message before them) are one defect per session: a keep-last-N window that starts inside a tool exchange leaves such results
-    at its head, again and again as it slides, and they are reported where that starts.
+    opens with (no assistant message before them) are one defect per session: a
+    keep-last-N window that starts inside a tool exchange leaves such results at its head,
+    again and again as it slides, and they are reported where that starts.
     A result reported once is not reported again when the app later clears or shortens
     its text (old tool output replaced by a placeholder to save context). The result of a
     tool the provider runs itself (Anthropic's `advisor_tool_result`,

@@ -172,8 +172,9 @@ class DroppedAssistantTurn(Rule):
         # its place: after the last message N sent, or after the one that stands for it in
         # other words (a question kept without the wrapping it was sent in)
         asked = transition.response_index - 1
-        place = slot + (slot < len(ctx.messages) and asked >= 0 and transition.mapping[asked] is None
-                        and previous.identities[asked][0] == "user" == role_of(ctx.messages[slot]))
+        reworded = (slot < len(ctx.messages) and asked >= 0 and transition.mapping[asked] is None
+                    and previous.identities[asked][0] == "user" == role_of(ctx.messages[slot]))
+        place = slot + 1 if reworded else slot
         before = place < len(ctx.messages)  # the message it belongs before, when one follows
         # cut with all of the conversation before it (its prompt alone kept, or nothing): the
         # history trimmed to the newest message, or not sent, which CTX008 reports as the
