@@ -70,6 +70,27 @@ def answered_under_other_ids(messages: list[dict], caller: int) -> bool:
     return bool(unanswered) and len(unanswered) == sum(messages[position].get("tool_call_id") not in calls for position in run)
 
 
+def _users_from(messages: list[dict], start: int) -> int:
+    """How many user messages follow each other from `start` on."""
+    end = start
+    while end < len(messages) and role_of(messages[end]) == "user":
+        end += 1
+    return end - start
+
+
+def _question_sent_with_the_results(ctx, last: int) -> tuple[tuple[str, int], ...]:
+    """The user's next words right after the results sent as user messages (`last` the last
+    of them), both new in this request: as tool messages, the results and the words would be
+    a legal order, so the two user messages are this defect (CTX003 sees them), not a reply
+    lost between. Results sent before, and replied to, are another matter: that reply lost."""
+    messages = ctx.messages
+    if last + 1 >= len(messages) or role_of(messages[last]) != "user" or role_of(messages[last + 1]) != "user":
+        return ()
+    if ctx.previous is not None and ctx.turn.identities[last] in set(ctx.previous.identities):
+        return ()
+    return (("CTX003", last),)
+
+
 def _stands_for_a_result(messages: list[dict], position: int, unanswered: list[str]) -> bool:
     """Whether the user message at `position`, after tool messages that leave calls open,
     is one of their results: it carries an open call's `tool_call_id`, reads as a tool's
@@ -119,7 +140,9 @@ class ToolResultAsUserMessage(Rule):
     as a tool's output (a JSON object or array, a labelled result such as "Result: 22C",
     or a few words with a number and no question, such as "40 C"), or comes before a
     tool message that answers another of them; otherwise (the user's words: "and
-    Paris?") CTX002 reports the calls left without a result.
+    Paris?") CTX002 reports the calls left without a result. The user's next words sent
+    with such results, right after them, are this defect too, not two user messages in a
+    row (CTX003): as tool messages, results then the user's words are a legal order.
 
     ## Why is this bad?
     The model sees its call go unanswered and a user saying something that looks like
@@ -159,6 +182,7 @@ class ToolResultAsUserMessage(Rule):
                     f"the calls of assistant message {ctx.label(index)} ({', '.join(ids)}) are answered by a user message, not tool messages",
                     key=tuple(ids), message_index=index + 1, tool_call_id=ids[0], pointer=f"/messages/{index + 1}", stands_at=index,
                     evidence={"tool_call_ids": ids} if len(ids) > 1 else {},
+                    shows_as=_question_sent_with_the_results(ctx, index + min(len(ids), _users_from(messages, index + 1))),
                 )
                 continue
             sent_as_user = results_sent_as_user(messages, index)
@@ -171,4 +195,5 @@ class ToolResultAsUserMessage(Rule):
                     f"the results of calls {', '.join(ids)} of assistant message {ctx.label(index)} are sent as user messages ({where}), not tool messages",
                     key=tuple(ids), message_index=first, tool_call_id=ids[0], pointer=f"/messages/{first}", stands_at=first - 1,
                     evidence={"tool_call_ids": ids} if len(ids) > 1 else {},
+                    shows_as=_question_sent_with_the_results(ctx, answering_run(messages, index)[-1][0]),
                 )
