@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import different_participants, excerpt, no_reply, role_of, short_hash, tagged_blocks_only, text_of, tool_call_ids
+from ctxlint.chat import different_participants, excerpt, no_reply, role_of, short_hash, tagged_blocks_only, text_of
 from ctxlint.profiles.lookup import agent_context, agent_context_after, blank_as_a_whole, retries_an_empty_reply, summary_message
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates_cut_history
-from ctxlint.rules.ctx009_tool_result_as_user_message import answered_as_user, results_sent_as_user
+from ctxlint.rules.ctx009_tool_result_as_user_message import user_stand_ins
 
 
 class ConsecutiveUserMessages(Rule):
@@ -129,25 +129,15 @@ class ConsecutiveUserMessages(Rule):
 
 
 def _results_sent_as_user(messages: list[dict], start: int) -> set[int]:
-    """The user messages that stand for results of a tool-call turn (CTX009): after a turn
-    answered by user messages, as many as it made calls (the second and later of them
-    follow a user message); after its tool messages, those that stand for the results
-    they leave out."""
+    """The user messages that stand for results of the tool-call turns of the run of results
+    and user messages that reaches `start` and goes on from it (CTX009's user_stand_ins)."""
     standing_in: set[int] = set()
     begin = min(start, len(messages)) - 1
     while begin > 0 and role_of(messages[begin]) in ("user", "tool"):
         begin -= 1  # back to the turn a run of results and user messages reaching `start` follows
     for index in range(max(0, begin), len(messages) - 1):
-        if role_of(messages[index]) != "assistant":
-            continue
-        if answered_as_user(messages, index):
-            last = index + len(tool_call_ids(messages[index]))
-            following = index + 2
-            while following <= last and following < len(messages) and role_of(messages[following]) == "user":
-                standing_in.add(following)
-                following += 1
-        else:
-            standing_in.update(position for position, _ in results_sent_as_user(messages, index))
+        if role_of(messages[index]) == "assistant":
+            standing_in.update(user_stand_ins(messages, index))
     return standing_in
 
 

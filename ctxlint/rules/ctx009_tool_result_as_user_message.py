@@ -70,12 +70,19 @@ def answered_under_other_ids(messages: list[dict], caller: int) -> bool:
     return bool(unanswered) and len(unanswered) == sum(messages[position].get("tool_call_id") not in calls for position in run)
 
 
-def _users_from(messages: list[dict], start: int) -> int:
-    """How many user messages follow each other from `start` on."""
-    end = start
-    while end < len(messages) and role_of(messages[end]) == "user":
-        end += 1
-    return end - start
+def user_stand_ins(messages: list[dict], index: int) -> list[int]:
+    """The user messages that stand for results of the tool-call turn at `index`: after a
+    turn answered by user messages, as many as it made calls (those that follow each other
+    right after it); after its tool messages, those that stand for the results they leave
+    out (results_sent_as_user)."""
+    if not answered_as_user(messages, index):
+        return [position for position, _ in results_sent_as_user(messages, index)]
+    positions = []
+    for position in range(index + 1, min(index + 1 + len(tool_call_ids(messages[index])), len(messages))):
+        if role_of(messages[position]) != "user":
+            break
+        positions.append(position)
+    return positions
 
 
 def _question_sent_with_the_results(ctx, last: int) -> tuple[tuple[str, int], ...]:
@@ -182,7 +189,7 @@ class ToolResultAsUserMessage(Rule):
                     f"the calls of assistant message {ctx.label(index)} ({', '.join(ids)}) are answered by a user message, not tool messages",
                     key=tuple(ids), message_index=index + 1, tool_call_id=ids[0], pointer=f"/messages/{index + 1}", stands_at=index,
                     evidence={"tool_call_ids": ids} if len(ids) > 1 else {},
-                    shows_as=_question_sent_with_the_results(ctx, index + min(len(ids), _users_from(messages, index + 1))),
+                    shows_as=_question_sent_with_the_results(ctx, user_stand_ins(messages, index)[-1]),
                 )
                 continue
             sent_as_user = results_sent_as_user(messages, index)
@@ -195,5 +202,5 @@ class ToolResultAsUserMessage(Rule):
                     f"the results of calls {', '.join(ids)} of assistant message {ctx.label(index)} are sent as user messages ({where}), not tool messages",
                     key=tuple(ids), message_index=first, tool_call_id=ids[0], pointer=f"/messages/{first}", stands_at=first - 1,
                     evidence={"tool_call_ids": ids} if len(ids) > 1 else {},
-                    shows_as=_question_sent_with_the_results(ctx, answering_run(messages, index)[-1][0]),
+                    shows_as=_question_sent_with_the_results(ctx, sent_as_user[-1][0]),
                 )
