@@ -97,3 +97,11 @@ def test_an_error_that_names_no_cause_is_left_to_the_rule_that_finds_the_defect(
                     + logged("unexplained", [user]))
     findings = [(finding["code"], finding["line"], finding["evidence"].get("class")) for finding in json_report(str(log))["findings"]]
     assert findings == [("CTX035", 1, None), ("CTX022", 2, "other")]
+
+
+def test_a_result_after_text_in_its_message_says_results_come_first():
+    report = json_report(str(RULE_CASES / "CTX002" / "fail_claude_text_before_the_tool_result.jsonl"))
+    [finding] = report["findings"]
+    assert finding["message"] == ("tool call 'toolu_01' of the assistant message 1 is answered only after other content of message 2: "
+                                  "tool results must open the message that answers the calls (Anthropic: tool_result blocks first, text after them)")
+    assert finding["pointer"] == "/messages/1/content/0"

@@ -13,7 +13,10 @@ class UnansweredToolCall(Rule):
     Flags an assistant `tool_calls` entry whose id no `tool` message answers before the
     next non-tool message, or before the end of the request. Where each call left so has a
     result all the same, one that names another id (CTX001) or none (CTX010), the id was
-    rewritten or left out: one defect, reported there.
+    rewritten or left out: one defect, reported there. A result sent after other content
+    of the message that carries it (text before the `tool_result` blocks of an Anthropic
+    user message) does not follow the call either: the API refuses it, and the finding
+    says so.
 
     ## Why is this bad?
     Every call the model made must get its result, in the tool messages that directly
@@ -60,11 +63,27 @@ class UnansweredToolCall(Rule):
             if not answered and answered_as_user(messages, index):
                 continue  # every result came back as a user message: CTX009 reports it once
             stop = "the end of the request" if end == len(messages) else f"message {ctx.label(end)} ({role_of(messages[end])})"
+            behind = _results_behind(ctx, end)
             for position, call in enumerate(tool_calls_of(message)):
                 call_id = call.get("id")
                 if isinstance(call_id, str) and call_id not in answered:
+                    where = (f"is answered only after other content of message {ctx.label(end)}: tool results must open the message that"
+                             " answers the calls (Anthropic: tool_result blocks first, text after them)") if call_id in behind else (
+                        f"gets no tool result before {stop}")
                     yield Violation(
-                        f"tool call {call_id!r} of the assistant message {ctx.label(index)} gets no tool result before {stop}",
+                        f"tool call {call_id!r} of the assistant message {ctx.label(index)} {where}",
                         key=call_id, message_index=index, tool_call_id=call_id,
                         pointer=f"/messages/{index}/tool_calls/{position}",
                     )
+
+
+def _results_behind(ctx, end: int) -> set[str]:
+    """The call ids answered by tool results that the sent body put in one message with
+    message `end` but after it (a text block before the tool_result blocks of one
+    Anthropic user message): the result is there, in a place the API refuses."""
+    messages = ctx.messages
+    if end >= len(messages):
+        return set()
+    place = ctx.label(end)
+    return {message.get("tool_call_id") for later, message in enumerate(messages[end + 1:], end + 1)
+            if role_of(message) == "tool" and ctx.label(later) == place}
