@@ -77,6 +77,27 @@ def tagged_blocks_only(text: str) -> bool:
     return _TAGGED_BLOCKS.fullmatch(text.strip()) is not None
 
 
+# The heading a retrieval app puts over the material it sends as a message of its own
+# before the user's words ("Context:", "Relevant documents:", "参考资料："): what the
+# question is to be answered from, not a turn of the conversation
+_MATERIAL = (r"(?:context|documents?|docs|sources?|information|knowledge(?:\s+base)?|passages?|(?:search\s+)?results|excerpts?"
+             r"|materials?|snippets?|articles?|facts|references?)")
+_CONTEXT_HEADING = re.compile(
+    r"\s*(?:#{1,6}\s*|\*\*)?(?:"
+    r"(?:context|documents|docs|sources|passages|search\s+results|excerpts|snippets|knowledge\s+base|references)"
+    rf"|(?:the\s+)?(?:retrieved|relevant|reference|background|supporting|provided|additional)\s+{_MATERIAL}"
+    rf"|(?:here\s+(?:is|are)|use|using|based\s+on|given)\s+(?:the\s+)?(?:\w+\s+)?{_MATERIAL}\b[^\n:：]*"
+    rf"|[^\n:：]*\bthe\s+following\s+(?:\w+\s+)?{_MATERIAL}\b[^\n:：]*"
+    r"|参考资料|参考信息|参考文档|上下文|背景信息|背景资料|已知信息|检索结果|相关文档|相关资料|知识库"
+    r")\s*(?:\*\*)?\s*[:：]\s*\S", re.IGNORECASE)
+
+
+def context_heading(text: str) -> bool:
+    """Whether a text opens with a heading that names it the material a question is to be
+    answered from (retrieved documents, search results), with that material after it."""
+    return _CONTEXT_HEADING.match(text) is not None
+
+
 def tagged_block_names(text: str) -> tuple[str, ...]:
     """The tags of a text that is nothing but blocks in tags of their own, one block after
     another, in order; () for any other text."""

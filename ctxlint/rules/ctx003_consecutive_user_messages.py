@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import different_participants, excerpt, no_reply, role_of, short_hash, tagged_blocks_only, text_of
+from ctxlint.chat import context_heading, different_participants, excerpt, no_reply, role_of, short_hash, tagged_blocks_only, text_of
 from ctxlint.profiles.lookup import agent_context, agent_context_after, blank_as_a_whole, retries_an_empty_reply, summary_message
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates_cut_history
@@ -28,7 +28,9 @@ class ConsecutiveUserMessages(Rule):
     so before the user's words, nothing but blocks in tags of their own (Codex CLI's
     `<user_instructions>` and `<environment_context>` before the prompt) or opening with
     the line a known agent's context opens with (SWE-agent's demonstration before the
-    task; the model profiles list them, with their sources), or nothing but tagged blocks
+    task; the model profiles list them, with their sources), or retrieved material under a
+    heading that says so ("Context:", "Relevant documents:", "参考资料：") before the
+    question (unless it was sent alone first, and asked), or nothing but tagged blocks
     right after the conversation's first prompt (OpenHands describes its workspace so,
     `<RUNTIME_INFORMATION>`, `<REPOSITORY_INFO>`), or after any user message in the tags
     of a known agent's recalled context (OpenHands' `<EXTRA_INFO>`, the knowledge a
@@ -113,8 +115,9 @@ class ConsecutiveUserMessages(Rule):
                     continue
                 if blank_as_a_whole(messages[index - 1]) or blank_as_a_whole(messages[index]):
                     continue  # a message the API refuses as blank, not a second turn: CTX029's finding
-                if tagged_blocks_only(first) or agent_context(messages[index - 1]):
-                    continue  # an agent's context put before the user's words: one user turn
+                if (tagged_blocks_only(first) or context_heading(first) or agent_context(messages[index - 1])) and not (
+                        previous is not None and previous.identities[-1:] == [identities[index - 1]]):
+                    continue  # an agent's context, or retrieved material, put before the user's words: one user turn (unless sent alone, and asked)
                 if agent_context_after(messages[index]) or (
                         tagged_blocks_only(second) and all(role_of(message) in ("system", "developer") for message in messages[:index - 1])):
                     continue  # what an agent recalls for the user's words (its workspace, knowledge): one user turn
