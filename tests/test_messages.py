@@ -105,3 +105,12 @@ def test_a_result_after_text_in_its_message_says_results_come_first():
     assert finding["message"] == ("tool call 'toolu_01' of the assistant message 1 is answered only after other content of message 2: "
                                   "tool results must open the message that answers the calls (Anthropic: tool_result blocks first, text after them)")
     assert finding["pointer"] == "/messages/1/content/0"
+
+
+def test_a_window_finding_names_the_model_as_the_request_names_it(tmp_path):
+    """gpt-3.5-turbo is read under the gpt-4 profile; its window is its own, and so is its name."""
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(orjson.dumps({"request": {"model": "gpt-3.5-turbo-0125", "messages": [{"role": "user", "content": "word " * 20000}]}}) + b"\n")
+    [finding] = json_report(str(log))["findings"]
+    assert finding["code"] == "CTX006"
+    assert finding["message"].endswith("over the 16,384-token window of gpt-3.5-turbo-0125")

@@ -89,14 +89,14 @@ class ContextWindowExceeded(Rule):
         tokens = ctx.tokens
         if window is not None and ctx.past_window(window) and not _served(ctx):
             yield Violation(
-                f"prompt is {tokens.tokens:,} tokens ({tokens.counter}), over the {window:,}-token window of {ctx.profile.id}",
+                f"prompt is {tokens.tokens:,} tokens ({tokens.counter}), over the {window:,}-token window of {ctx.turn.record.model or ctx.profile.name}",
                 key="exceeded",
                 evidence={"prompt_tokens": tokens.tokens, "counter": tokens.counter, "counting_error": round(ctx.counting_error, 3),
                           "window": window, "window_source": ctx.profile.window_source},
             )
         elif window is not None and (counted := ctx.counted_past_window(window)) is not None and not _served(ctx, counted):
             yield Violation(
-                f"prompt is {counted.tokens:,} tokens ({counted.counter}), over the {window:,}-token window of {ctx.profile.id}, though the"
+                f"prompt is {counted.tokens:,} tokens ({counted.counter}), over the {window:,}-token window of {ctx.turn.record.model or ctx.profile.name}, though the"
                 f" logged usage counts {tokens.tokens:,}: that usage is not this body's, or a gateway cut the prompt to fit",
                 key="exceeded",
                 evidence={"prompt_tokens": counted.tokens, "counter": counted.counter, "server_prompt_tokens": tokens.tokens,

@@ -39,7 +39,7 @@ class ContextWindowNearLimit(Rule):
         if window * ratio <= tokens.tokens and not ctx.past_window(window):
             may_not_fit = f": it may not fit (the count can be off by {ctx.counting_error:.0%})" if tokens.tokens > window else ""
             yield Violation(
-                f"prompt is {tokens.tokens:,} tokens ({tokens.counter}), {tokens.tokens / window:.0%} of the {window:,}-token window of {ctx.profile.id}{may_not_fit}",
+                f"prompt is {tokens.tokens:,} tokens ({tokens.counter}), {tokens.tokens / window:.0%} of the {window:,}-token window of {ctx.turn.record.model or ctx.profile.name}{may_not_fit}",
                 key="near-limit",
                 evidence={"prompt_tokens": tokens.tokens, "counter": tokens.counter, "window": window, "threshold": ratio},
             )
