@@ -139,3 +139,19 @@ def test_tools_with_input_schema_mark_a_body_without_system_as_anthropic(tmp_pat
         {"role": "user", "content": "Weather in Oslo?"}, {"role": "assistant", "content": "Let me check."}]}}])
     report = json_report(log)
     assert report["findings"] == [] and report["summary"]["records"] == 1
+
+
+def test_a_body_whose_blocks_are_all_in_the_history_it_repeats_is_still_anthropic(tmp_path):
+    """No system prompt, no tools: only the tool_use and tool_result blocks say the body is
+    Anthropic's, and a later request carries them in the history it repeats from an earlier
+    line (which ctxlint does not parse twice), its new messages plain text."""
+    call = {"type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": {"city": "Oslo"}}
+    reply = {"id": "msg_01", "type": "message", "role": "assistant", "model": MODEL, "stop_reason": "end_turn",
+             "content": [{"type": "text", "text": "Snow, -3C."}], "usage": {"input_tokens": 50, "output_tokens": 9}}
+    history = [{"role": "user", "content": "Weather in Oslo?"}, {"role": "assistant", "content": [call]},
+               {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01", "content": "snow, -3C"}]}]
+    later = [*history, {"role": "assistant", "content": [{"type": "text", "text": "Snow, -3C."}]}, {"role": "user", "content": "And tomorrow?"}]
+    log = _write(tmp_path, [{"session_id": "oslo", "request": {"model": MODEL, "max_tokens": 100, "messages": history}, "response": reply},
+                            {"session_id": "oslo", "request": {"model": MODEL, "max_tokens": 100, "messages": later}, "response": reply}])
+    report = json_report(log)
+    assert report["findings"] == [] and report["summary"]["records"] == 2

@@ -202,8 +202,8 @@ def read_jsonl(source: Source, session_key: str | None, progress: NoProgress, de
         for item in as_items(obj, source.path, number, session_key, decoder.reused if decoder.trusted else 0):
             if share is not None:
                 share.agrees(obj, item)
-            if isinstance(item, Record):
-                decoder.mark_record()
+            if isinstance(item, Record) and item.source_map is None:
+                decoder.mark_record()  # its messages passed the chat schema as sent (a body of another API's did not)
             if owned or share.keeps(item):
                 yield item
 

@@ -11,8 +11,9 @@ full parse would, and the two records share one object per message.
 
 Anything unexpected (no messages array, the marker not where the request's messages are,
 a parse error) falls back to parsing the whole line, which then also reports the error.
-`trusted` says whether the reused messages come from a line that became a record (so
-passed the schema: `mark_record`); only then may ingest skip checking them again.
+`trusted` says whether the reused messages come from a line that became a record of
+chat-completions messages as sent (so passed the schema: `mark_record`; a body of another
+API's, read into other messages, did not); only then may ingest skip checking them again.
 """
 
 from __future__ import annotations
