@@ -56,8 +56,8 @@ class DroppedAssistantTurn(Rule):
 
     A reply lost between two user messages, and a tool-call turn lost (or kept empty)
     while its results are kept, is one defect: this rule reports it, and CTX003 (the two
-    user messages) and CTX001 (the results left without their call) do not report it
-    again. They report it where this rule cannot see it (no logged reply) or is not
+    user messages) and CTX001 (the results left without their call; CTX028, a second
+    result of an earlier call whose id the lost one reused) do not report it again. They report it where this rule cannot see it (no logged reply) or is not
     selected. A reply cut with all of the conversation before it (the prompt alone kept,
     or nothing: the history trimmed to the newest message, or not sent) is the first
     messages lost, which CTX008 reports; this rule reports it where CTX008 does not.
@@ -245,11 +245,12 @@ class DroppedAssistantTurn(Rule):
 
 def _results_kept(messages: list, call_ids: list[str]) -> tuple[tuple[str, int], ...]:
     """The lost call turn's results the request kept, as CTX001 sees them (results left
-    without their call, named as such when the API names calls none): the same loss,
-    reported once, as the turn lost."""
+    without their call, named as such when the API names calls none), or CTX028 (a second
+    result of an earlier call whose id the lost one reused): the same loss, reported
+    once, as the turn lost."""
     answering = {*call_ids, *filter(None, map(unpaired_call_id, call_ids))}
-    return tuple(("CTX001", index) for index, message in enumerate(messages)
-                 if role_of(message) == "tool" and message.get("tool_call_id") in answering)
+    return tuple((code, index) for index, message in enumerate(messages)
+                 if role_of(message) == "tool" and message.get("tool_call_id") in answering for code in ("CTX001", "CTX028"))
 
 
 def _say_nothing_from(messages: list, slot: int) -> bool:
