@@ -327,7 +327,7 @@ def list_rules() -> None:
     for column in ("code", "name", "severity", "what it flags"):
         table.add_column(column)
     for code, rule in RULES.items():
-        table.add_row(code, rule.name, rule.severity, rule.summary())
+        table.add_row(code, rule.name, rule.listed_severity(), rule.summary())
     Console(highlight=False).print(table)
 
 

@@ -27,14 +27,24 @@ def validate(selectors: list[str], where: str = "") -> None:
             raise UnknownSelector(f"unknown rule selector {selector!r}{where}: use a code (CTX001), a name (orphan-tool-result), a code prefix (CTX0) or ALL")
 
 
+def default_codes() -> list[str]:
+    """What runs without a selection: every rule but the opt-in ones."""
+    return [code for code, rule in RULES.items() if not rule.opt_in]
+
+
 def selected_codes(select: list[str] | None, ignore: list[str] | None, extend_select: list[str] | None = None) -> list[str]:
-    select = list(select) if select else ["ALL"]
-    select += list(extend_select or [])
+    """The codes to run. Without `select`, every rule but the opt-in ones (Rule.opt_in),
+    plus what `extend_select` names; ALL, a prefix, a code or a name selects those too."""
+    by_default = not select
+    select = (list(select) if select else []) + list(extend_select or [])
     ignore = list(ignore or [])
     validate(select + ignore)
     chosen = []
     for code, rule in RULES.items():
-        best_select = max((s for s in (_specificity(x, code, rule.name) for x in select) if s is not None), default=None)
+        scores = [s for s in (_specificity(x, code, rule.name) for x in select) if s is not None]
+        if by_default and not rule.opt_in:
+            scores.append(_specificity("ALL", code, rule.name))  # the default selection
+        best_select = max(scores, default=None)
         best_ignore = max((s for s in (_specificity(x, code, rule.name) for x in ignore) if s is not None), default=None)
         if best_select is not None and (best_ignore is None or best_select > best_ignore):
             chosen.append(code)

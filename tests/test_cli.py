@@ -81,9 +81,22 @@ def test_a_provider_error_another_rule_explains_is_reported_when_that_rule_is_no
 
 
 def test_fail_on_warning():
-    case = str(FIXTURES / "rules" / "CTX007" / "fail_near_limit_once.jsonl")
+    case = str(FIXTURES / "rules" / "CTX006" / "fail_offline_count_just_over_window_may_not_fit.jsonl")
     assert run_cli("check", case).exit_code == 0
     assert run_cli("check", case, "--fail-on", "warning").exit_code == 1
+
+
+def test_opt_in_rules_run_only_when_selected():
+    """A prompt near its window is legal: CTX007 says so only when asked to, by code,
+    name, prefix or ALL; the default selection and its ignores leave it out."""
+    case = str(FIXTURES / "rules" / "CTX007" / "fail_near_limit_once.jsonl")
+    assert code_lines(json_report(case)) == []
+    for selected in (["--extend-select", "CTX007"], ["--extend-select", "context-window-near-limit"], ["--select", "ALL"],
+                     ["--select", "CTX00"]):
+        assert code_lines(json_report(case, *selected)) == [("CTX007", 1)], selected
+    assert code_lines(json_report(case, "--select", "ALL", "--ignore", "CTX007")) == []
+    listed = run_cli("rules").stdout
+    assert "warning (opt-in)" in listed and "info (opt-in)" in listed
 
 
 def test_text_report_marks_the_turn_where_the_session_went_wrong():

@@ -61,8 +61,9 @@ def test_severity_override_and_fail_on(project):
 
 
 def test_rule_options(project):
+    (project / "ctxlint.toml").write_text('extend-select = ["CTX007"]\n')
     assert code_lines(json_report(NEAR)) == []
-    (project / "ctxlint.toml").write_text('[rules.context-window-near-limit]\nratio = 0.75\n')
+    (project / "ctxlint.toml").write_text('extend-select = ["CTX007"]\n[rules.context-window-near-limit]\nratio = 0.75\n')
     assert code_lines(json_report(NEAR)) == [("CTX007", 1)]
 
 
@@ -150,3 +151,12 @@ def test_a_busy_provider_is_info_unless_the_user_sets_the_rules_severity(project
     (project / "ctxlint.toml").write_text('[severity]\nprovider-error = "warning"\n')
     assert {f["severity"] for f in json_report(busy)["findings"]} == {"warning"}
     assert run_cli("check", busy, "--fail-on", "warning").exit_code == 1
+
+
+def test_config_command_spells_out_the_default_selection(project):
+    """The settings `ctxlint config` prints select what runs: every rule but the opt-in ones."""
+    settings = orjson.loads(run_cli("config").stdout)
+    assert "CTX001" in settings["select"] and not {"CTX007", "CTX019", "CTX020", "CTX026"} & set(settings["select"])
+    (project / "ctxlint.toml").write_text(f"select = {orjson.dumps(settings['select']).decode()}\n")
+    near = str(FIXTURES / "rules" / "CTX006" / "fail_offline_count_just_over_window_may_not_fit.jsonl")
+    assert code_lines(json_report(near)) == [("CTX006", 1)]

@@ -165,7 +165,7 @@ def test_coverage_is_stated_and_fail_on_unchecked(tmp_path):
     UNKNOWN_MODEL = str(log)
     result = run_cli("check", UNKNOWN_MODEL, "--format", "json")
     coverage = orjson.loads(result.stdout)["coverage"]
-    assert coverage["CTX007"]["not_judged"] == {"unknown model: no context window": 2}
+    assert coverage["CTX006"]["not_judged"] == {"unknown model: no context window": 2}
     assert result.exit_code == 0
     assert run_cli("check", UNKNOWN_MODEL, "--fail-on-unchecked").exit_code == 1
     assert run_cli("check", UNKNOWN_MODEL, "--fail-on-unchecked", "--select", "CTX001,CTX003").exit_code == 0

@@ -47,7 +47,7 @@ def _planted_log(tmp_path):
 
 def test_without_redact_the_planted_log_does_quote_the_secret(tmp_path):
     """The check below means something only if findings would otherwise quote the secret."""
-    result = run_cli("check", _planted_log(tmp_path), "--format", "json")
+    result = run_cli("check", _planted_log(tmp_path), "--format", "json", "--select", "ALL")
     assert SECRET in result.stdout
     codes = {f["code"] for f in orjson.loads(result.stdout)["findings"]}
     assert {"CTX003", "CTX006", "CTX008", "CTX013", "CTX016", "CTX020", "CTX022", "CTX900"} <= codes
@@ -55,7 +55,7 @@ def test_without_redact_the_planted_log_does_quote_the_secret(tmp_path):
 
 @pytest.mark.parametrize("fmt", ["text", "concise", "json", "jsonl", "sarif", "github", "junit", "markdown"])
 def test_redact_keeps_every_format_free_of_content(tmp_path, fmt):
-    result = run_cli("check", _planted_log(tmp_path), "--redact", "--format", fmt, "--verbose")
+    result = run_cli("check", _planted_log(tmp_path), "--redact", "--format", fmt, "--verbose", "--select", "ALL")
     assert result.exit_code == 1
     assert SECRET not in result.stdout and SECRET not in result.stderr
     assert "7Q2Z" not in result.stdout
@@ -74,7 +74,7 @@ def test_redact_also_covers_statistics_baselines_and_views(tmp_path):
 
 
 def test_without_redact_excerpts_are_short_and_never_a_whole_tool_output(tmp_path):
-    result = run_cli("check", _planted_log(tmp_path), "--format", "json")
+    result = run_cli("check", _planted_log(tmp_path), "--format", "json", "--select", "ALL")
     for finding in orjson.loads(result.stdout)["findings"]:
         assert len(orjson.dumps(finding["evidence"])) < 1200
         assert finding["message"].count("receipt") <= 1

@@ -66,7 +66,7 @@ def test_unknown_names_stay_unknown():
 def test_an_offline_count_of_cjk_text_is_as_far_off_as_the_models_tokenizer_is_frugal(tmp_path):
     """10,550 Chinese characters against an 8K window, no usage logged: cl100k_base counts
     11,198 tokens. Qwen documents a token a Han character, so the count stands (over the
-    window); DeepSeek documents 0.6, so the prompt may fit (CTX007, not CTX006); English
+    window, an error); DeepSeek documents 0.6, so the prompt may fit (a warning); English
     text keeps the counter's 15%."""
     from ctxlint.tokens.counter import TokenCount
 
@@ -77,12 +77,12 @@ def test_an_offline_count_of_cjk_text_is_as_far_off_as_the_models_tokenizer_is_f
     assert round(count.counting_error_of(chinese, None), 2) == 0.8  # undocumented: as frugal as the most frugal known
     assert count.counting_error_of([{"role": "user", "content": "Summarize the meeting notes."}], None) == 0.15
     assert TokenCount(100, "server").counting_error_of(chinese, 0.6) == 0.0
-    case = FIXTURES / "rules" / "CTX006" / "pass_chinese_prompt_over_the_window_by_cl100k_only.jsonl"
+    case = FIXTURES / "rules" / "CTX006" / "fail_chinese_prompt_over_the_window_by_cl100k_only_may_not_fit.jsonl"
     line = orjson.loads(case.read_bytes().splitlines()[0])
-    for model, code in (("qwen-turbo", "CTX006"), ("deepseek-chat", "CTX007")):
+    for model, severity in (("qwen-turbo", "error"), ("deepseek-chat", "warning")):
         line["request"]["model"] = model
         log = write_records(tmp_path / f"{model}.jsonl", [line])
-        assert [f["code"] for f in json_report(log, "--context-window", "8192")["findings"]] == [code]
+        assert [(f["code"], f["severity"]) for f in json_report(log, "--context-window", "8192")["findings"]] == [("CTX006", severity)]
 
 
 def test_a_body_past_the_window_is_flagged_though_its_logged_usage_counts_less(tmp_path):

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from ctxlint.rules import RULES
-from ctxlint.selection import UnknownSelector, resolve_per_code, validate
+from ctxlint.selection import UnknownSelector, default_codes, resolve_per_code, validate
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -196,7 +196,7 @@ def resolve(config_path: str | None, isolated: bool) -> Config:
 def config_settings(config: Config) -> dict[str, Any]:
     """The settings as config keys, for `ctxlint config`."""
     return {
-        "select": config.select or ["ALL"], "extend-select": config.extend_select, "ignore": config.ignore,
+        "select": config.select or default_codes(), "extend-select": config.extend_select, "ignore": config.ignore,
         "fail-on": config.fail_on or "error", "fail-on-unchecked": config.fail_on_unchecked,
         "severity": config.severities, "rules": config.rule_options, "session-key": config.session_key,
         "context-window": config.context_window, "model": config.model,

@@ -108,6 +108,10 @@ class Rule:
     # that is a new defect.
     recurs: ClassVar[bool] = False
     recurs_on: ClassVar[tuple[str, ...]] = ()
+    # Run only when selected (by code, name, prefix or ALL), not by default: a rule that
+    # judges no defect of the request as sent (a prompt near its window, a large tool
+    # result), so its findings on legal traffic are advice, not alarms.
+    opt_in: ClassVar[bool] = False
 
     def stores_again(self, message: dict[str, Any]) -> bool:
         """Whether storing this message gives the app the chance to repeat the rule's defect."""
@@ -158,6 +162,11 @@ class Rule:
         """A log-scope rule's verdicts on the whole log, from every process's shard, in
         input order."""
         return ()
+
+    @classmethod
+    def listed_severity(cls) -> str:
+        """The default severity as rule lists show it, marked when the rule runs only if selected."""
+        return f"{cls.severity} (opt-in)" if cls.opt_in else cls.severity
 
     @classmethod
     def summary(cls) -> str:

@@ -55,8 +55,8 @@ class ContextWindowExceeded(Rule):
     can be off (15% for cl100k_base standing in for another tokenizer, 30% for the
     character estimate; on Chinese, Japanese and Korean text as much more as the model's
     tokenizer is frugal there: its profile's tokens per character where the maker
-    documents them, 0.6 otherwise, against about 1.08 for cl100k_base); short of that,
-    CTX007 warns that the prompt may not fit. A
+    documents them, 0.6 otherwise, against about 1.08 for cl100k_base); an offline count
+    past the window by less than that is reported as a warning: the prompt may not fit. A
     model with a larger window behind an opt-in header (Claude's 1M-token beta) is not
     flagged for a prompt the provider counted, answered, and that fits the larger window.
 
@@ -87,19 +87,28 @@ class ContextWindowExceeded(Rule):
         provider_said = context_length_error(ctx)
         window = ctx.profile.context_window
         tokens = ctx.tokens
+        model = ctx.turn.record.model or ctx.profile.name
         if window is not None and ctx.past_window(window) and not _served(ctx):
             yield Violation(
-                f"prompt is {tokens.tokens:,} tokens ({tokens.counter}), over the {window:,}-token window of {ctx.turn.record.model or ctx.profile.name}",
+                f"prompt is {tokens.tokens:,} tokens ({tokens.counter}), over the {window:,}-token window of {model}",
                 key="exceeded",
                 evidence={"prompt_tokens": tokens.tokens, "counter": tokens.counter, "counting_error": round(ctx.counting_error, 3),
                           "window": window, "window_source": ctx.profile.window_source},
             )
         elif window is not None and (counted := ctx.counted_past_window(window)) is not None and not _served(ctx, counted):
             yield Violation(
-                f"prompt is {counted.tokens:,} tokens ({counted.counter}), over the {window:,}-token window of {ctx.turn.record.model or ctx.profile.name}, though the"
+                f"prompt is {counted.tokens:,} tokens ({counted.counter}), over the {window:,}-token window of {model}, though the"
                 f" logged usage counts {tokens.tokens:,}: that usage is not this body's, or a gateway cut the prompt to fit",
                 key="exceeded",
                 evidence={"prompt_tokens": counted.tokens, "counter": counted.counter, "server_prompt_tokens": tokens.tokens,
+                          "window": window, "window_source": ctx.profile.window_source},
+            )
+        elif window is not None and tokens.tokens > window and not _served(ctx):
+            yield Violation(
+                f"prompt is {tokens.tokens:,} tokens ({tokens.counter}), over the {window:,}-token window of {model}, by a count that"
+                f" can be off by {ctx.counting_error:.0%} for this prompt: it may not fit",
+                key="may not fit", severity="warning",
+                evidence={"prompt_tokens": tokens.tokens, "counter": tokens.counter, "counting_error": round(ctx.counting_error, 3),
                           "window": window, "window_source": ctx.profile.window_source},
             )
         elif provider_said:

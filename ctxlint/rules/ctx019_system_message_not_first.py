@@ -12,7 +12,9 @@ class SystemMessageNotFirst(Rule):
     ## What it does
     Notes, once per session, a system message that appears after other (non-system)
     messages, unless the model's profile documents them (Claude Opus 4.8 and newer take a
-    system message right after a user turn).
+    system message right after a user turn). Opt-in (select it: `--extend-select
+    CTX019`): most providers take such a message, and where one refuses it, CTX036 says
+    so.
 
     ## Why is this bad?
     Some providers reject a system message that is not at the start, and some chat
@@ -30,6 +32,7 @@ class SystemMessageNotFirst(Rule):
     code = "CTX019"
     name = "system-message-not-first"
     severity = "info"
+    opt_in = True
     remediation = "Keep system messages at the start, or confirm the provider honours mid-conversation system messages."
 
     def check(self, ctx) -> Iterable[Violation]:

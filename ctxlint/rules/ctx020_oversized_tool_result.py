@@ -12,7 +12,8 @@ class OversizedToolResult(Rule):
     Warns about a tool result that is both over a size (default 8,192 tokens, option
     `max_tokens`) and over a share of its request's prompt (default 50%, option
     `max_share`). Both must hold: a big result in a big, healthy prompt is fine, and so
-    is a small result that happens to dominate a short prompt.
+    is a small result that happens to dominate a short prompt. Opt-in (select it:
+    `--extend-select CTX020`): a large result is legal, and often what the task needs.
 
     ## Why is this bad?
     Raw JSON, debug fields, HTML and search dumps drown the conversation: the model's
@@ -28,6 +29,7 @@ class OversizedToolResult(Rule):
     code = "CTX020"
     name = "oversized-tool-result"
     severity = "warning"
+    opt_in = True
     needs = ("tokens",)
     options = {"max_tokens": 8192, "max_share": 0.5}
     remediation = "Trim tool output to what the model needs (fields, top results) before sending it back."

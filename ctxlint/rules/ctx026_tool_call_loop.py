@@ -19,7 +19,9 @@ class ToolCallLoop(Rule):
     tool failure; three in a row is where retries stop explaining it, hence the default.
     Only function calls are compared: a call that names no function (a custom tool's
     freeform input, the Responses API's computer, shell and patch calls, whose actions
-    are not kept as arguments) starts no run.
+    are not kept as arguments) starts no run. Opt-in (select it: `--extend-select
+    CTX026`): it judges what the model did with what it was sent, not what was sent (a
+    result lost on the way is CTX002's or CTX016's).
 
     ## Why is this bad?
     The agent is stuck: the result it got did not change its next step, usually because
@@ -36,6 +38,7 @@ class ToolCallLoop(Rule):
     code = "CTX026"
     name = "tool-call-loop"
     severity = "warning"
+    opt_in = True
     options = {"repeats": 3}
     remediation = "Check that tool results reach the model, and cap identical repeated calls in the agent loop."
 
