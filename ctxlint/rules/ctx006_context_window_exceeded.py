@@ -31,14 +31,18 @@ def context_length_error(ctx) -> str | None:
     return str(response.error.get("message") or response.error.get("code") or said).strip()
 
 
+def _answered(ctx) -> bool:
+    """The model replied to this request (a reply logged, not an error): its prompt fit."""
+    response = ctx.turn.record.response
+    return response is not None and not response.failed and response.message is not None
+
+
 def _served(ctx, count: TokenCount | None = None) -> bool:
     """The provider counted this prompt and answered it, and the model has a larger window
     behind an opt-in header (Anthropic's 1M-token beta) that the prompt (`count`, else the
     provider's count) fits: it was on."""
-    response = ctx.turn.record.response
     larger = ctx.profile.opt_in_window
-    return (larger is not None and ctx.tokens.counter == "server" and (count or ctx.tokens).tokens <= larger
-            and response is not None and not response.failed and response.message is not None)
+    return larger is not None and ctx.tokens.counter == "server" and (count or ctx.tokens).tokens <= larger and _answered(ctx)
 
 
 class ContextWindowExceeded(Rule):
@@ -56,7 +60,8 @@ class ContextWindowExceeded(Rule):
     character estimate; on Chinese, Japanese and Korean text as much more as the model's
     tokenizer is frugal there: its profile's tokens per character where the maker
     documents them, 0.6 otherwise, against about 1.08 for cl100k_base); an offline count
-    past the window by less than that is reported as a warning: the prompt may not fit. A
+    past the window by less than that is reported as a warning, the prompt may not fit,
+    unless the model's reply is logged (it did fit). A
     model with a larger window behind an opt-in header (Claude's 1M-token beta) is not
     flagged for a prompt the provider counted, answered, and that fits the larger window.
 
@@ -103,7 +108,7 @@ class ContextWindowExceeded(Rule):
                 evidence={"prompt_tokens": counted.tokens, "counter": counted.counter, "server_prompt_tokens": tokens.tokens,
                           "window": window, "window_source": ctx.profile.window_source},
             )
-        elif window is not None and tokens.tokens > window and not _served(ctx):
+        elif window is not None and tokens.tokens > window and not _answered(ctx):
             yield Violation(
                 f"prompt is {tokens.tokens:,} tokens ({tokens.counter}), over the {window:,}-token window of {model}, by a count that"
                 f" can be off by {ctx.counting_error:.0%} for this prompt: it may not fit",
