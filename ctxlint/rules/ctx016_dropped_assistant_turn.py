@@ -69,9 +69,12 @@ class DroppedAssistantTurn(Rule):
 
     It also flags a request N+1 that keeps all of N up to its last user message and the
     model's final reply, but not the tool exchange between them (the assistant tool-call
-    turns and their results): the turn was stored as its text alone. Once a session has
-    trimmed or folded its history (a request left out messages of the one before), an
-    exchange that vanishes is read as more of that, not reported.
+    turns and their results): the turn was stored as its text alone. In a tool loop, it
+    flags a request N+1 that leaves out the tool-call turn N ended with and its results
+    while it keeps all before them and the model's reply to them: the newest step
+    overwritten by the next (a trim cuts the oldest). Once a session has trimmed or folded its history (a request left out
+    messages of the one before), an exchange that vanishes is read as more of that, not
+    reported.
 
     ## Why is this bad?
     The model's own turn vanished: typically an assistant message with empty `content`
@@ -119,7 +122,8 @@ class DroppedAssistantTurn(Rule):
         previous = ctx.previous
         if transition is not None and not ctx.session.history_cut and transition.edited_at is None and not (
                 previous.record.response and previous.record.response.failed):
-            dropped = _tool_exchange_dropped(previous.identities, transition, ctx.messages)
+            dropped = _tool_exchange_dropped(previous.identities, transition, ctx.messages) or _newest_exchange_dropped(
+                previous.identities, transition)
             if dropped is not None:
                 yield self._exchange_dropped(ctx, *dropped)
                 return
@@ -310,6 +314,27 @@ def _tool_exchange_dropped(identities: list[tuple], transition: Transition, mess
     if not lost or any(mapping[i] is not None for i in calls if i > lost[0]):
         return None  # a later round kept after a lost one: history trimmed, not the turn stored as text
     return left_out, slot
+
+
+def _newest_exchange_dropped(identities: list[tuple], transition: Transition) -> tuple[list[int], int] | None:
+    """(indexes of the previous request's messages left out, index of the reply in the next
+    request) when the previous request ended with a tool-call turn and its results, and the
+    next one carries everything before that exchange and the model's reply to it, but not
+    the exchange: the newest step overwritten by the next (a trim cuts the oldest)."""
+    if not identities or identities[-1][0] != "tool" or transition.response_index is None:
+        return None
+    call = len(identities) - 1
+    while call >= 0 and identities[call][0] == "tool":
+        call -= 1
+    if call < 0 or identities[call][:2] != ("assistant", "calls"):
+        return None
+    mapping, reply = transition.mapping, transition.response_position
+    if reply is None or any(mapping[index] is not None for index in range(call, len(identities))):
+        return None
+    kept = mapping[:call]
+    if None in kept or (reply != (kept[-1] + 1 if kept else 0)):
+        return None
+    return list(range(call, len(identities))), reply
 
 
 def _opens_with_results_of(messages: list, call_ids: list[str]) -> bool:
