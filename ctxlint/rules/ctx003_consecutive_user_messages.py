@@ -117,7 +117,7 @@ class ConsecutiveUserMessages(Rule):
                     continue  # a message the API refuses as blank, not a second turn: CTX029's finding
                 if (tagged_blocks_only(first) or context_heading(first) or agent_context(messages[index - 1])) and not (
                         previous is not None and previous.identities[-1:] == [identities[index - 1]]):
-                    continue  # an agent's context, or retrieved material, put before the user's words: one user turn (unless sent alone, and asked)
+                    continue  # context or retrieved material before the user's words, not asked alone: one user turn
                 if agent_context_after(messages[index]) or (
                         tagged_blocks_only(second) and all(role_of(message) in ("system", "developer") for message in messages[:index - 1])):
                     continue  # what an agent recalls for the user's words (its workspace, knowledge): one user turn

@@ -57,8 +57,9 @@ class DroppedAssistantTurn(Rule):
     A reply lost between two user messages, and a tool-call turn lost (or kept empty)
     while its results are kept, is one defect: this rule reports it, and CTX003 (the two
     user messages) and CTX001 (the results left without their call; CTX028, a second
-    result of an earlier call whose id the lost one reused) do not report it again. They report it where this rule cannot see it (no logged reply) or is not
-    selected. A reply cut with all of the conversation before it (the prompt alone kept,
+    result of an earlier call whose id the lost one reused) do not report it again.
+    They report it where this rule cannot see it (no logged reply) or is not selected.
+    A reply cut with all of the conversation before it (the prompt alone kept,
     or nothing: the history trimmed to the newest message, or not sent) is the first
     messages lost, which CTX008 reports; this rule reports it where CTX008 does not.
 
@@ -72,9 +73,9 @@ class DroppedAssistantTurn(Rule):
     turns and their results): the turn was stored as its text alone. In a tool loop, it
     flags a request N+1 that leaves out the tool-call turn N ended with and its results
     while it keeps all before them and the model's reply to them: the newest step
-    overwritten by the next (a trim cuts the oldest). Once a session has trimmed or folded its history (a request left out
-    messages of the one before), an exchange that vanishes is read as more of that, not
-    reported.
+    overwritten by the next (a trim cuts the oldest). Once a session has trimmed or
+    folded its history (a request left out messages of the one before), an exchange that
+    vanishes is read as more of that, not reported.
 
     ## Why is this bad?
     The model's own turn vanished: typically an assistant message with empty `content`
