@@ -55,8 +55,11 @@ class ReasoningLedger:
     An entry with no fields means the turn was seen (in a logged response or a request)
     without any reasoning: the model did not think there, so there is nothing to pass back.
     Such an entry is kept as its origin alone, and a reasoning value as its digest. An
-    entry also names the model profile it was seen under (`_family`) and the fields whose
-    value the provider verifies (`_sealed`: signed blocks, encrypted items).
+    entry also names the model profile it was seen under (`_family`), the fields whose
+    value the provider verifies (`_sealed`: signed blocks, encrypted items), and the other
+    values a field had where the model returned the same turn again with other reasoning
+    (`_also`: the same calls, ids and all, which recorded traffic repeats), any of which
+    may come back.
     """
 
     __slots__ = ("_seen",)
@@ -74,10 +77,13 @@ class ReasoningLedger:
         for name, value in returned_reasoning(message):
             if entry is None or isinstance(entry, str):
                 entry = self._seen[identity] = {"_origin": entry or origin, "_family": family}
+            seen = ReasoningSeen.of(value)
             if name not in entry:
-                entry[name] = ReasoningSeen.of(value)
+                entry[name] = seen
                 if sealed(name, value):
                     entry["_sealed"] = (*entry.get("_sealed", ()), name)
+            elif seen != entry[name]:
+                entry.setdefault("_also", {}).setdefault(name, set()).add(seen)
         if entry is None:
             self._seen[identity] = origin
 

@@ -61,7 +61,7 @@ class ModifiedReasoningContent(Rule):
                 continue
             for name in COMPARED_FIELDS:
                 sent = reasoning_value(message, name) if name in known else None
-                if sent not in (None, "", []) and ReasoningSeen.of(sent) != known[name]:
+                if sent not in (None, "", []) and ReasoningSeen.of(sent) not in {known[name], *known.get("_also", {}).get(name, ())}:
                     ids = tool_call_ids(message)
                     yield Violation(
                         f"assistant message {ctx.label(index)} sends back {ctx.turn.record.field_label(name)} changed from what the model returned ({known['_origin']})",
