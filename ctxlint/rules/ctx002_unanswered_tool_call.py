@@ -63,10 +63,11 @@ class UnansweredToolCall(Rule):
             if not answered and answered_as_user(messages, index):
                 continue  # every result came back as a user message: CTX009 reports it once
             stop = "the end of the request" if end == len(messages) else f"message {ctx.label(end)} ({role_of(messages[end])})"
-            behind = _results_behind(ctx, end)
+            behind = None  # read only where a call goes unanswered
             for position, call in enumerate(tool_calls_of(message)):
                 call_id = call.get("id")
                 if isinstance(call_id, str) and call_id not in answered:
+                    behind = _results_behind(ctx, end) if behind is None else behind
                     where = (f"is answered only after other content of message {ctx.label(end)}: tool results must open the message that"
                              " answers the calls (Anthropic: tool_result blocks first, text after them)") if call_id in behind else (
                         f"gets no tool result before {stop}")
