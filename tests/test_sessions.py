@@ -212,6 +212,48 @@ def test_a_trim_that_keeps_the_opening_exchange_goes_on_from_its_own_conversatio
     assert grouping(replied) == [[1, 2, 4, 5], [3]]
 
 
+def test_a_trim_that_cut_the_newest_question_with_the_middle_goes_on_from_its_conversation(tmp_path):
+    """No replies logged: a trim that keeps the opening and the newest messages cut the last
+    question sent (the anchor) with the middle, so the request carries nothing the last one
+    ended on. Its opening, one conversation's own, ties it; a session-wide defect (an effort
+    GLM-5 refuses) is then reported once. Not where two conversations opened alike, nor where
+    the opening was sent alone twice (runs of one script), nor where another conversation
+    opened with the same examples and question."""
+    task = U("Plan a trip to Oslo, budget 500 EUR, two nights near the station.")
+    other = [S, U("Book a table for four in Bergen on Friday night.")]
+
+    def loop(n):
+        return [A(None, tool_calls=[call(f"c{n}")], reasoning_content=f"Search {n}."), {"role": "tool", "tool_call_id": f"c{n}", "content": f"found {n}"}]
+    long_ago = [S, task, A("Which dates?"), U("The first weekend of May."), *loop(1), A("Two hotels."), U("Cancel that: I go by train now.")]
+    trimmed = [S, task, *loop(2)]
+    records = [rec(1, [S, task]), rec(2, other), rec(3, long_ago), rec(4, [*other, A("Which restaurant?"), U("Any with fish.")]), rec(5, trimmed),
+               rec(6, [*trimmed, *loop(3)])]
+    assert grouping(records) == [[1, 3, 5, 6], [2, 4]]
+    twice = [rec(1, [S, task]), rec(2, [S, task]), rec(3, long_ago), rec(4, trimmed)]
+    assert grouping(twice) == [[1, 2, 3], [4]]
+    shown = [U("Example: plan a day in Paris."), A("The Louvre, then the Seine.")]
+    alike = [rec(1, [S, *shown, task]), rec(2, [S, *shown, task, A("When?"), U("In June.")]), rec(3, [S, *shown, task]),
+             rec(4, [S, *shown, *long_ago[1:]]), rec(5, [S, *shown, *trimmed[1:]])]
+    assert grouping(alike) == [[1, 2], [3, 4], [5]]
+    assert grouping(alike[:2] + alike[4:]) == [[1, 2, 5]]
+    lines = [{**record.request, "model": "glm-5.1", "reasoning_effort": "medium"} for record in records]
+    report = json_report(write_records(tmp_path / "trim.jsonl", lines))
+    assert code_lines(report) == [("CTX005", 1), ("CTX005", 2)]
+
+
+def test_a_request_that_opens_as_one_run_did_goes_on_from_it_not_from_a_run_that_shared_its_next_turn():
+    """Two runs of one task (tau-bench's trials, no replies logged) open with other words,
+    then get the same reply and answer it alike. The second run's next request carries
+    its own opening whole, then those shared messages: it goes on from its own run, not
+    from the other, whose opening it would have replaced ("Hi!" replaces nothing either)."""
+    shared = [A("I can help with that. Could you give me your user ID?"), U("Sure! My user ID is chen_lee_6825.")]
+    first, second = U("Hi there! I need to make a few changes to my upcoming trip."), U("Hi! I have a flight reservation from Boston.")
+    records = [rec(1, [S, first]), rec(2, [S, first, *shared]), rec(3, [S, second]), rec(4, [S, second, *shared])]
+    assert grouping(records) == [[1, 2], [3, 4]]
+    greeting = [rec(1, [S, first]), rec(2, [S, first, *shared]), rec(3, [S, U("Hi!")]), rec(4, [S, U("Hi!"), *shared])]
+    assert grouping(greeting) == [[1, 2], [3, 4]]
+
+
 def test_a_history_kept_from_the_last_reply_on_goes_on_from_its_conversation(tmp_path):
     """Keep-last-2 cuts a history right after its newest question: the request opens with
     the reply that question got, or with the results of its calls. It goes on from the

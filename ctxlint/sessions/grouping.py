@@ -5,7 +5,9 @@ last user or tool message it sent) reappears in B and the messages just before i
 or B's history is cut right at the anchor (nothing of A's before it: only a summary of
 what was cut, or nothing) with a reply after it, and the anchor is A's own, not an "ok"
 any conversation sends; or B opens with the reply A got (its history kept from there
-on), a reply no other open conversation got.
+on), a reply no other open conversation got; or, nothing else tying it, B repeats the
+opening A's first request sent, then a reply (a trim kept the opening and the newest
+messages and cut the anchor with the middle), an opening no other conversation sent.
 Matching is on turn identity (role, user/tool text, tool_call ids), never on reasoning
 or system prompts, so the defects ctxlint reports (dropped reasoning, a dropped assistant
 turn, a trimmed prefix, a rewritten system prompt) do not split a session in two.
@@ -59,6 +61,12 @@ class _Open:
     def reply(self) -> tuple | None:
         """The reply its last request got, when logged."""
         return self.history[self.sent] if len(self.history) > self.sent else None
+
+    @property
+    def opening(self) -> int | None:
+        """Its first request's conversation messages (hashed), once a later request went past
+        them: what a trim that keeps the opening and the newest messages still sends."""
+        return hash(tuple(self.history[:self.opened])) if 0 < self.opened < self.sent else None
 
     @property
     def edit_point(self) -> tuple | None:
@@ -261,6 +269,7 @@ class ChainInference:
         self._by_call: dict[str, list[_Open]] = defaultdict(list)  # the calls of its logged reply, by id
         # by its anchor as it reads with its call cut, when that is a result to a call the API named none
         self._by_unpaired_anchor: dict[tuple, list[_Open]] = defaultdict(list)
+        self._by_opening: dict[int, list[_Open]] = defaultdict(list)
         self._texts: dict[str, str] = {}  # one copy of each prompt and model name (_shared)
         self._sequence = 0
         # how many requests sent each opening alone (hashed): one many send is no tie of its own
@@ -273,7 +282,8 @@ class ChainInference:
         """Each index an open conversation is found by, with its key there."""
         places = [(self._by_anchor, _key(conversation.anchor) if conversation.anchor is not None else None),
                   (self._by_question, conversation.question), (self._by_edit_point, conversation.edit_point),
-                  (self._by_reply, conversation.reply), (self._by_before_question, conversation.before_question)]
+                  (self._by_reply, conversation.reply), (self._by_before_question, conversation.before_question),
+                  (self._by_opening, conversation.opening)]
         places += [(self._by_call, call_id) for call_id in conversation.response_calls]
         if conversation.anchor is not None:
             places.append((self._by_unpaired_anchor, unpaired_form(conversation.anchor)))
@@ -297,7 +307,9 @@ class ChainInference:
         conversation = self._paired(probe.conversation_identities())
         identities = [identity for _, identity in conversation]
         candidates = {id(o): o for key in set(map(_key, identities)) for o in self._by_anchor.get(key, ())}.values()
-        best, best_rank, best_cut = None, (0,), False
+        best, best_rank, best_cut, best_whole = None, (0,), False, False
+        # the best-ranked conversation of this agent whose whole history the request opens with
+        extended, extended_rank = None, (0,)
         cut_at_anchor = 0  # candidates tied by their anchor alone, where a cut history starts at it
         prompt, model = (_shared(text, self._texts) for text in (agent_prompt(record.messages), record.model))
         if len(identities) == 1:
@@ -345,11 +357,19 @@ class ChainInference:
             carried_whole = whole and candidate.sent > candidate.opened
             rank = (score, goes_on, carried_whole, at or 0, same_agent, candidate.model == model, candidate.last_seen)
             if rank > best_rank:
-                best, best_rank, best_cut = candidate, rank, cut
+                best, best_rank, best_cut, best_whole = candidate, rank, cut, whole
+            if same_agent and whole and len(identities) > candidate.sent and identities[:candidate.sent] == candidate.history[:candidate.sent] \
+                    and rank > extended_rank:
+                extended, extended_rank = candidate, rank
         if best is not None and best_cut and cut_at_anchor > 1:
             # tied by its anchor alone, which more than one conversation ended on ("Yes, please
             # proceed."): whose history was cut cannot be told
             best = None
+        if best is not None and not best_whole and extended is not None and identities[0] not in best.history:
+            # the request opens as one conversation did and goes on from all it sent; one
+            # that agrees on more of its later messages (texts two runs of a script share)
+            # would have had its opening replaced by that conversation's
+            best = extended
         # weaker ties, made to the same agent's conversation only: a turn stored as its text, an edit
         if best is None:
             best = self._gone_on_without_exchange(record.messages, conversation, prompt, model)
@@ -364,6 +384,8 @@ class ChainInference:
             best = self._kept_in_other_form(record.messages, conversation, prompt, model)
         if best is None:
             best = self._exchange_stored_otherwise(record.messages, conversation, prompt, model)
+        if best is None:
+            best = self._trimmed_past_anchor(record.messages, conversation, prompt, model)
         started = best is None
         if best is None:
             best = _Open(f"{record.file}:{record.line}", opened=len(identities))
@@ -489,6 +511,25 @@ class ChainInference:
                 if identities[:asked + 1] == sent[:asked + 1] and not _other_agent(candidate.prompt, candidate.model, prompt, model):
                     found[id(candidate)] = candidate
         return next(iter(found.values())) if len(found) == 1 else None
+
+    def _trimmed_past_anchor(self, messages: list, conversation: list[tuple[int, tuple]], prompt: str | None, model: str | None) -> _Open | None:
+        """The open conversation whose opening (what its first request sent, ending on a
+        question one conversation alone asks) this request repeats, then a reply and more: a
+        trim that keeps the opening and the newest messages cut the anchor with the middle
+        (its reply not logged, nothing else ties them). One conversation of this agent must
+        have opened so, and gone past its opening; not a question several requests sent
+        alone (runs that open alike)."""
+        identities = [identity for _, identity in conversation]
+        for end in range(1, len(identities) - 1):
+            if identities[end - 1][0] != "user" or identities[end][0] != "assistant":
+                continue
+            if end == 1 and self._openings.get(hash(identities[0]), 0) > 1:
+                continue
+            found = self._by_opening.get(hash(tuple(identities[:end])), ())
+            if len(found) == 1 and found[0].opened == end and _same_agent(found[0].prompt, found[0].model, prompt, model) \
+                    and _distinctive(messages[conversation[end - 1][0]]):
+                return found[0]
+        return None
 
     def _needed_before(self, candidate: _Open) -> int:
         """How many of a conversation's messages up to its closing tool exchange a request
