@@ -9,15 +9,20 @@ from ctxlint.tokens.counter import TokenCount
 
 # Phrases providers use when a prompt does not fit (OpenAI, DeepSeek, Zhipu, Moonshot, vLLM,
 # Anthropic; Zhipu's "Prompt exceeds max length", DashScope's "Range of input length should be
-# [1, N]", Volcengine Ark's "Total tokens of image and text exceed max message tokens").
+# [1, N]", Volcengine Ark's "Total tokens of image and text exceed max message tokens"), or
+# does not leave room for the reply asked for (Anthropic's "input length and `max_tokens`
+# exceed context limit", Hugging Face TGI's "`inputs` tokens + `max_new_tokens` must be <= N").
 CONTEXT_LENGTH_ERROR = re.compile(
-    r"context[_ ]length|context window|maximum context|too many tokens|prompt is too long|input is too long|"
+    r"context[_ ]length|context window|maximum context|too many tokens|prompt is too long|input (?:length )?is too long|"
+    r"exceeds? (?:your |the )?context limit|tokens\W*\+\W*max_new_tokens|"
     r"reduce the length|exceeds? the (?:model's )?(?:max|maximum)|token limit|"
     r"(?:prompt|input|messages?) (?:length )?exceeds? (?:the )?max(?:imum)? length|range of input length|"
     r"exceeds? (?:the )?max(?:imum)? (?:message|input|prompt|context) tokens|"
     r"上下文长度|超出.*(?:长度|上下文)|超过.*(?:最大长度|上下文)|(?:prompt|输入|提示词?)\s*超长",
     re.IGNORECASE,
 )
+
+REPLY_ROOM = re.compile(r"max_(?:new_)?tokens|output tokens", re.IGNORECASE)  # what the error says did not fit with the prompt
 
 
 def context_length_error(ctx) -> str | None:
@@ -81,7 +86,8 @@ class ContextWindowExceeded(Rule):
     name = "context-window-exceeded"
     severity = "error"
     needs = ("tokens",)
-    remediation = "Trim or summarize old history (keep the system prompt and first user message) before the prompt reaches the window."
+    remediation = ("Trim or summarize old history (keep the system prompt and first user message) before the prompt reaches the window;"
+                   " where the provider counts the reply's max_tokens in, leave room for it.")
 
     def cannot_judge(self, ctx) -> str | None:
         if ctx.profile.context_window is None and context_length_error(ctx) is None:
@@ -118,8 +124,9 @@ class ContextWindowExceeded(Rule):
             )
         elif provider_said:
             quoted = excerpt(provider_said, 200)
+            refused = "the prompt with room for the reply it asks (max_tokens)" if REPLY_ROOM.search(provider_said) else "the prompt"
             yield Violation(
-                f"the provider refused the prompt as too long: {quoted}",
+                f"the provider refused {refused} as too long: {quoted}",
                 key="exceeded",
                 evidence={"provider_message": quoted, "prompt_tokens": tokens.tokens, "counter": tokens.counter},
             )
