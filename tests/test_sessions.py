@@ -254,6 +254,22 @@ def test_a_request_that_opens_as_one_run_did_goes_on_from_it_not_from_a_run_that
     assert grouping(greeting) == [[1, 2], [3, 4]]
 
 
+def test_a_trim_that_cut_the_anchor_goes_on_from_the_run_whose_logged_reply_it_carries():
+    """Two runs of one script open alike and get the same first reply. The first goes on;
+    a trim keeps its opening and its newest step, cutting its anchor. The request carries
+    the reply the first run's last request got, right after the opening: it goes on from
+    that run, not from the second, which has sent the opening alone. A request that
+    carries no run's reply after that opening stays with the one it goes on from."""
+    opening = U("Bonjour! I'd like to cancel all of my upcoming flights, please.")
+    hello = A("I can help with that. Could you give me your user ID?")
+    asked = [opening, hello, U("Bien sûr, my user ID is amelia_davis_8890.")]
+    lookup = A(None, tool_calls=[call("c1")])
+    records = [rec(1, [S, opening], hello), rec(2, [S, *asked], lookup), rec(3, [S, opening], hello),
+               rec(4, [S, opening, lookup, {"role": "tool", "tool_call_id": "c1", "content": "reservations: 8C8K3P"}], A("Which one?")),
+               rec(5, [S, opening, hello, U("My ID is mia_li_3668.")], A("Thank you, Mia."))]
+    assert grouping(records) == [[1, 2, 4], [3, 5]]
+
+
 def test_a_history_kept_from_the_last_reply_on_goes_on_from_its_conversation(tmp_path):
     """Keep-last-2 cuts a history right after its newest question: the request opens with
     the reply that question got, or with the results of its calls. It goes on from the

@@ -15,7 +15,9 @@ class EmptyToolCallRetry(Rule):
     "failed reply" and retried instead of running the tools. A retry after an error
     status (429, 5xx) or an error body is legal and not flagged, and so is a record that
     repeats request N with the reply N got (the same response id): one exchange logged
-    twice (a log shipper's at-least-once delivery), not a retry. Nor is a request that
+    twice (a log shipper's at-least-once delivery), not a retry; nor one whose newest
+    message is not the one request N ended with (a result with the call id the model
+    returned again, and new text: the tools ran). Nor is a request that
     sends the same messages for another purpose (other tools offered, another
     `tool_choice` or `response_format`): an app's router or classifier gets a structured
     answer through a forced tool call, then its agent takes the turn. Without session keys, an
@@ -43,8 +45,8 @@ class EmptyToolCallRetry(Rule):
 
     def check(self, ctx) -> Iterable[Violation]:
         transition, previous = ctx.transition, ctx.previous
-        if transition is None or not transition.is_repeat:
-            return
+        if transition is None or not transition.is_repeat or ctx.turn.identities[-1:] != ctx.previous.identities[-1:]:
+            return  # a retry resends the newest message as it was: a result of the same call id with new text is new
         response = previous.record.response
         if response.failed:
             return

@@ -370,12 +370,19 @@ class ChainInference:
             # that agrees on more of its later messages (texts two runs of a script share)
             # would have had its opening replaced by that conversation's
             best = extended
+        if best is not None and best_rank[:2] == (1, False):
+            # tied by one message alone, not carrying that conversation's reply: one whose
+            # logged reply the request carries after their shared opening goes on (the trim
+            # cut its anchor; the other sent that opening alone, a run that opens alike)
+            best = self._trimmed_past_anchor(record.messages, conversation, prompt, model, replied=True) or best
         # weaker ties, made to the same agent's conversation only: a turn stored as its text, an edit
         if best is None:
             best = self._gone_on_without_exchange(record.messages, conversation, prompt, model)
         asked = _asked(record.messages, conversation)
         if best is None:
             best = self._opened_with_reply(record.messages, conversation, prompt, model)
+        if best is None:
+            best = self._trimmed_past_anchor(record.messages, conversation, prompt, model, replied=True)
         kind = call_kind(record)
         if best is None and len(identities) >= 2 and asked is not None:
             best = next((o for o in reversed(self._by_edit_point.get(identities[-2], ()))
@@ -385,7 +392,7 @@ class ChainInference:
         if best is None:
             best = self._exchange_stored_otherwise(record.messages, conversation, prompt, model)
         if best is None:
-            best = self._trimmed_past_anchor(record.messages, conversation, prompt, model)
+            best = self._trimmed_past_anchor(record.messages, conversation, prompt, model, replied=False)
         started = best is None
         if best is None:
             best = _Open(f"{record.file}:{record.line}", opened=len(identities))
@@ -512,22 +519,28 @@ class ChainInference:
                     found[id(candidate)] = candidate
         return next(iter(found.values())) if len(found) == 1 else None
 
-    def _trimmed_past_anchor(self, messages: list, conversation: list[tuple[int, tuple]], prompt: str | None, model: str | None) -> _Open | None:
+    def _trimmed_past_anchor(self, messages: list, conversation: list[tuple[int, tuple]], prompt: str | None, model: str | None,
+                             replied: bool) -> _Open | None:
         """The open conversation whose opening (what its first request sent, ending on a
-        question one conversation alone asks) this request repeats, then a reply and more: a
-        trim that keeps the opening and the newest messages cut the anchor with the middle
-        (its reply not logged, nothing else ties them). One conversation of this agent must
-        have opened so, and gone past its opening; not a question several requests sent
-        alone (runs that open alike)."""
+        question) this request repeats, then a reply and more: a trim that keeps the opening
+        and the newest messages cut the anchor with the middle. `replied`: the reply is the
+        one the conversation's last request got, logged, and one conversation of that opening
+        alone got it. Else, its reply not logged, nothing else ties them: one conversation of
+        this agent must have opened so, with a question one conversation alone asks and not
+        several requests sent alone (runs that open alike), and gone past its opening."""
         identities = [identity for _, identity in conversation]
         for end in range(1, len(identities) - 1):
             if identities[end - 1][0] != "user" or identities[end][0] != "assistant":
                 continue
-            if end == 1 and self._openings.get(hash(identities[0]), 0) > 1:
+            if replied:
+                found = [o for o in self._by_reply.get(identities[end], ())
+                         if o.opened == end and o.history[:end] == identities[:end] and not _other_agent(o.prompt, o.model, prompt, model)]
+            elif end == 1 and self._openings.get(hash(identities[0]), 0) > 1 or not _distinctive(messages[conversation[end - 1][0]]):
                 continue
-            found = self._by_opening.get(hash(tuple(identities[:end])), ())
-            if len(found) == 1 and found[0].opened == end and _same_agent(found[0].prompt, found[0].model, prompt, model) \
-                    and _distinctive(messages[conversation[end - 1][0]]):
+            else:
+                found = [o for o in self._by_opening.get(hash(tuple(identities[:end])), ()) if o.opened == end]
+                found = found if len(found) == 1 and _same_agent(found[0].prompt, found[0].model, prompt, model) else []
+            if len(found) == 1:
                 return found[0]
         return None
 
