@@ -270,6 +270,19 @@ def test_a_trim_that_cut_the_anchor_goes_on_from_the_run_whose_logged_reply_it_c
     assert grouping(records) == [[1, 2, 4], [3, 5]]
 
 
+def test_a_trimmed_request_goes_on_from_the_run_it_opens_as_not_one_that_made_the_same_call():
+    """Two runs of one task open with other words, then make the same call, with the same
+    id and result (recorded gpt-4o traffic does). The second run's request, trimmed to its
+    opening and that newest step, goes on from the second run: the first never had its
+    opening, and would have had its own replaced by it."""
+    lookup = [A(None, tool_calls=[call("call_4T5zndIlDe4bKuURD2Snz7v8")]),
+              {"role": "tool", "tool_call_id": "call_4T5zndIlDe4bKuURD2Snz7v8", "content": '{"reservation_id": "FQ8APE"}'}]
+    first = [S, U("I want to modify a flight booking I made for a trip to Chicago."), A("Which reservation?"), U("I don't remember its ID.")]
+    second = [S, U("I need to change the passenger on my upcoming flight."), A("Which reservation?"), U("It is FQ8APE.")]
+    records = [rec(1, first[:2]), rec(2, second[:2]), rec(3, first), rec(4, second), rec(5, [*first, *lookup]), rec(6, [*second[:2], *lookup])]
+    assert grouping(records) == [[1, 3, 5], [2, 4, 6]]
+
+
 def test_a_history_kept_from_the_last_reply_on_goes_on_from_its_conversation(tmp_path):
     """Keep-last-2 cuts a history right after its newest question: the request opens with
     the reply that question got, or with the results of its calls. It goes on from the

@@ -5,9 +5,12 @@ last user or tool message it sent) reappears in B and the messages just before i
 or B's history is cut right at the anchor (nothing of A's before it: only a summary of
 what was cut, or nothing) with a reply after it, and the anchor is A's own, not an "ok"
 any conversation sends; or B opens with the reply A got (its history kept from there
-on), a reply no other open conversation got; or, nothing else tying it, B repeats the
-opening A's first request sent, then a reply (a trim kept the opening and the newest
-messages and cut the anchor with the middle), an opening no other conversation sent.
+on), a reply no other open conversation got; or B repeats the opening A's first
+request sent, then a reply (a trim kept the opening and the newest messages and cut the
+anchor with the middle): the reply A's last request got, or, nothing else tying B, any,
+after an opening no other conversation sent. Two runs of one script share texts (replies,
+results, even call ids): a request that opens with a message A never had, as another
+conversation opened, goes on from that one, not from A.
 Matching is on turn identity (role, user/tool text, tool_call ids), never on reasoning
 or system prompts, so the defects ctxlint reports (dropped reasoning, a dropped assistant
 turn, a trimmed prefix, a rewritten system prompt) do not split a session in two.
@@ -365,11 +368,14 @@ class ChainInference:
             # tied by its anchor alone, which more than one conversation ended on ("Yes, please
             # proceed."): whose history was cut cannot be told
             best = None
-        if best is not None and not best_whole and extended is not None and identities[0] not in best.history:
-            # the request opens as one conversation did and goes on from all it sent; one
-            # that agrees on more of its later messages (texts two runs of a script share)
-            # would have had its opening replaced by that conversation's
-            best = extended
+        if best is not None and not best_whole and identities[0] not in best.history:
+            # the request opens with a message that conversation never had, as another one
+            # opened: it goes on from all that one sent, or from its opening (a trim cut the
+            # anchor). The first agrees on later messages only, texts two runs of a script
+            # share (replies, results, even call ids), and would have had its opening
+            # replaced by the other's.
+            best = (extended or self._trimmed_past_anchor(record.messages, conversation, prompt, model, replied=True)
+                    or self._trimmed_past_anchor(record.messages, conversation, prompt, model, replied=False) or best)
         if best is not None and best_rank[:2] == (1, False):
             # tied by one message alone, not carrying that conversation's reply: one whose
             # logged reply the request carries after their shared opening goes on (the trim
