@@ -376,7 +376,7 @@ class ChainInference:
             # replaced by the other's.
             best = (extended or self._trimmed_past_anchor(record.messages, conversation, prompt, model, replied=True)
                     or self._trimmed_past_anchor(record.messages, conversation, prompt, model, replied=False) or best)
-        if best is not None and best_rank[:2] == (1, False):
+        elif best is not None and best_rank[:2] == (1, False):
             # tied by one message alone, not carrying that conversation's reply: one whose
             # logged reply the request carries after their shared opening goes on (the trim
             # cut its anchor; the other sent that opening alone, a run that opens alike)
@@ -541,7 +541,7 @@ class ChainInference:
             if replied:
                 found = [o for o in self._by_reply.get(identities[end], ())
                          if o.opened == end and o.history[:end] == identities[:end] and not _other_agent(o.prompt, o.model, prompt, model)]
-            elif end == 1 and self._openings.get(hash(identities[0]), 0) > 1 or not _distinctive(messages[conversation[end - 1][0]]):
+            elif (end == 1 and self._openings.get(hash(identities[0]), 0) > 1) or not _distinctive(messages[conversation[end - 1][0]]):
                 continue
             else:
                 found = [o for o in self._by_opening.get(hash(tuple(identities[:end])), ()) if o.opened == end]
