@@ -12,7 +12,7 @@ from ctxlint.engine import HOT_SESSIONS
 from ctxlint.ingest import read_inputs
 from ctxlint.ingest.record import Record, Response
 from ctxlint.sessions import build_sessions
-from ctxlint.sessions.grouping import task_header
+from ctxlint.sessions.grouping import SHARED_ANCHOR, task_header
 from helpers import code_lines, expected_of, json_report, write_records
 
 
@@ -281,6 +281,25 @@ def test_a_trimmed_request_goes_on_from_the_run_it_opens_as_not_one_that_made_th
     second = [S, U("I need to change the passenger on my upcoming flight."), A("Which reservation?"), U("It is FQ8APE.")]
     records = [rec(1, first[:2]), rec(2, second[:2]), rec(3, first), rec(4, second), rec(5, [*first, *lookup]), rec(6, [*second[:2], *lookup])]
     assert grouping(records) == [[1, 3, 5], [2, 4, 6]]
+
+
+def test_conversations_past_the_many_that_ended_alike_go_on_where_the_message_before_agrees(tmp_path):
+    """Without a key, more conversations than SHARED_ANCHOR end on one message ("Thanks!"):
+    each goes on from its own, found by the message before it (over an assistant turn the
+    request left out: a trim from the middle that keeps the first question), and the log
+    is not checked in time that grows with its square (each request weighed against every
+    conversation that ended alike). Nothing is reported: no leak, no cut opening."""
+    many = SHARED_ANCHOR + 16
+    ask = [U(f"Where is order {n}? It was due on Monday.") for n in range(many)]
+    told = [A(f"Order {n} ships tomorrow.") for n in range(many)]
+    records = [rec(n + 1, [S, ask[n], told[n], U("Thanks!")]) for n in range(many)]
+    records += [rec(many + n + 1, [S, ask[n], told[n], U("Thanks!"), A("You're welcome!"), U(f"Can order {n} go to my office?")])
+                for n in range(1, many)]
+    records.append(rec(2 * many + 1, [S, ask[0], U("Thanks!"), A("You're welcome!"), U("Can order 0 go to my office?")]))
+    assert grouping(records) == [[1, 2 * many + 1]] + [[n + 1, many + n + 1] for n in range(1, many)]
+    lines = [record.request for record in records]
+    report = json_report(write_records(tmp_path / "thanks.jsonl", lines))
+    assert report["summary"]["sessions"] == many and code_lines(report) == []
 
 
 def test_a_history_kept_from_the_last_reply_on_goes_on_from_its_conversation(tmp_path):

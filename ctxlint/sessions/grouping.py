@@ -59,6 +59,7 @@ class _Open:
     opened: int = 0  # how many conversation messages its first request sent
     response_calls: tuple[str, ...] = ()
     last_seen: int = 0
+    past_opening: bool = False  # a request went past its opening: it is found by it (ChainInference._by_opening)
 
     @property
     def reply(self) -> tuple | None:
@@ -66,10 +67,13 @@ class _Open:
         return self.history[self.sent] if len(self.history) > self.sent else None
 
     @property
-    def opening(self) -> int | None:
-        """Its first request's conversation messages (hashed), once a later request went past
-        them: what a trim that keeps the opening and the newest messages still sends."""
-        return hash(tuple(self.history[:self.opened])) if 0 < self.opened < self.sent else None
+    def before_anchor(self) -> tuple | None:
+        """What finds the message before its anchor (_key), passing over assistant turns (a
+        request that goes on from it may have dropped one); None when nothing comes before."""
+        if self.anchor is None:
+            return None
+        return next((_key(identity) for identity in reversed(self.history[:_last_position(self.history, self.anchor)])
+                     if identity[0] != "assistant"), None)
 
     @property
     def edit_point(self) -> tuple | None:
@@ -265,6 +269,8 @@ class ChainInference:
 
     def __init__(self) -> None:
         self._by_anchor: dict[tuple, list[_Open]] = defaultdict(list)
+        # by its anchor and the message before it (_Open.before_anchor), for an anchor many ended on
+        self._by_anchor_before: dict[tuple, list[_Open]] = defaultdict(list)
         self._by_question: dict[tuple, list[_Open]] = defaultdict(list)
         self._by_edit_point: dict[tuple, list[_Open]] = defaultdict(list)
         self._by_reply: dict[tuple, list[_Open]] = defaultdict(list)
@@ -272,7 +278,10 @@ class ChainInference:
         self._by_call: dict[str, list[_Open]] = defaultdict(list)  # the calls of its logged reply, by id
         # by its anchor as it reads with its call cut, when that is a result to a call the API named none
         self._by_unpaired_anchor: dict[tuple, list[_Open]] = defaultdict(list)
-        self._by_opening: dict[int, list[_Open]] = defaultdict(list)
+        # by its opening (its first request's conversation messages, hashed) once a request went
+        # past it, what a trim that keeps it and the newest messages still sends: None where
+        # several conversations opened so (kept so, not as a list: many may open alike, "Hi")
+        self._by_opening: dict[int, _Open | None] = {}
         self._texts: dict[str, str] = {}  # one copy of each prompt and model name (_shared)
         self._sequence = 0
         # how many requests sent each opening alone (hashed): one many send is no tie of its own
@@ -284,9 +293,9 @@ class ChainInference:
     def _places(self, conversation: _Open) -> list[tuple[dict[tuple, list[_Open]], tuple]]:
         """Each index an open conversation is found by, with its key there."""
         places = [(self._by_anchor, _key(conversation.anchor) if conversation.anchor is not None else None),
+                  (self._by_anchor_before, (_key(conversation.anchor), conversation.before_anchor) if conversation.anchor is not None else None),
                   (self._by_question, conversation.question), (self._by_edit_point, conversation.edit_point),
-                  (self._by_reply, conversation.reply), (self._by_before_question, conversation.before_question),
-                  (self._by_opening, conversation.opening)]
+                  (self._by_reply, conversation.reply), (self._by_before_question, conversation.before_question)]
         places += [(self._by_call, call_id) for call_id in conversation.response_calls]
         if conversation.anchor is not None:
             places.append((self._by_unpaired_anchor, unpaired_form(conversation.anchor)))
@@ -304,12 +313,27 @@ class ChainInference:
             paired.append((index, identity))
         return paired
 
+    def _candidates(self, identities: list[tuple]) -> list[_Open]:
+        """The open conversations whose anchor the request carries. An anchor more than
+        SHARED_ANCHOR conversations ended on ("Thanks!", a greeting every chat opens with)
+        says little alone: those count only where the message before it agrees too, or
+        nothing came before it (then the most recent SHARED_ANCHOR), so a log of many
+        conversations that end alike is checked in time that grows with it, not its square."""
+        found: dict[int, _Open] = {}
+        for key in set(map(_key, identities)):
+            owners = self._by_anchor.get(key, ())
+            if len(owners) > SHARED_ANCHOR:
+                owners = [owner for before in _befores(identities, key) | {None}
+                          for owner in self._by_anchor_before.get((key, before), ())[-SHARED_ANCHOR:]]
+            found.update((id(owner), owner) for owner in owners)
+        return list(found.values())
+
     def add(self, record: Record) -> tuple[str, bool]:
         """(id of the session the record continues or starts, whether it starts one)."""
         probe = make_turn(0, record)
         conversation = self._paired(probe.conversation_identities())
         identities = [identity for _, identity in conversation]
-        candidates = {id(o): o for key in set(map(_key, identities)) for o in self._by_anchor.get(key, ())}.values()
+        candidates = self._candidates(identities)
         best, best_rank, best_cut, best_whole = None, (0,), False, False
         # the best-ranked conversation of this agent whose whole history the request opens with
         extended, extended_rank = None, (0,)
@@ -431,6 +455,11 @@ class ChainInference:
         best.question = _question(identities)  # what it sent: its logged reply comes after
         best.last_seen = self._sequence
         self._sequence += 1
+        if not best.past_opening and 0 < best.opened < best.sent:
+            best.past_opening = True  # its opening stays what it was: indexed once
+            key = hash(tuple(best.history[:best.opened]))
+            owner = self._by_opening.get(key, best)
+            self._by_opening[key] = owner if owner is not None and owner.session_id == best.session_id else None
         for index, key in self._places(best):
             index[key].append(best)
         return best.session_id, started
@@ -544,8 +573,8 @@ class ChainInference:
             elif (end == 1 and self._openings.get(hash(identities[0]), 0) > 1) or not _distinctive(messages[conversation[end - 1][0]]):
                 continue
             else:
-                found = [o for o in self._by_opening.get(hash(tuple(identities[:end])), ()) if o.opened == end]
-                found = found if len(found) == 1 and _same_agent(found[0].prompt, found[0].model, prompt, model) else []
+                owner = self._by_opening.get(hash(tuple(identities[:end])))
+                found = [owner] if owner is not None and owner.opened == end and _same_agent(owner.prompt, owner.model, prompt, model) else []
             if len(found) == 1:
                 return found[0]
         return None
@@ -621,6 +650,14 @@ class Thread:
 INTERNED_TEXTS = 4096
 GIVEN_KEPT = 4  # newest messages a thread remembers it was given (Thread.shadows)
 OPENINGS_COUNTED = 1 << 16  # past as many distinct openings, the count starts again
+SHARED_ANCHOR = 64  # conversations ended on one message past which it ties only with the one before it
+
+
+def _befores(identities: list[tuple], key: tuple) -> set[tuple | None]:
+    """What finds the message before each place `key` stands in a request (_key), passing
+    over assistant turns as _Open.before_anchor does; None where nothing comes before."""
+    return {next((_key(other) for other in reversed(identities[:at]) if other[0] != "assistant"), None)
+            for at, identity in enumerate(identities) if _key(identity) == key}
 
 
 def _shared(text: str | None, interned: dict[str, str]) -> str | None:
