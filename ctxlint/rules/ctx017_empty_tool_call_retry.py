@@ -45,8 +45,8 @@ class EmptyToolCallRetry(Rule):
 
     def check(self, ctx) -> Iterable[Violation]:
         transition, previous = ctx.transition, ctx.previous
-        if transition is None or not transition.is_repeat or ctx.turn.identities[-1:] != ctx.previous.identities[-1:]:
-            return  # a retry resends the newest message as it was: a result of the same call id with new text is new
+        if transition is None or not transition.is_repeat:
+            return
         response = previous.record.response
         if response.failed:
             return

@@ -26,6 +26,9 @@ class Transition:
     response_index: int | None  # position of the logged response in `mapping`, if logged
     new_from: int  # first index of the next request after everything matched
     adds_messages: bool = False  # the next request holds messages the previous one did not send
+    # the next request ends on the message the previous one ended on, as it was (not a tool
+    # result of the same call id with new text: a call id the model returned again)
+    ends_alike: bool = False
     edited_at: int | None = None  # see edited_user_message
     asked_instead: int | None = None  # see asked_in_place_of_last
     stored: tuple[int, int] | None = None  # see stored_user_message: (its index before, its index now)
@@ -112,8 +115,8 @@ class Transition:
 
     @property
     def is_repeat(self) -> bool:
-        """The next request adds nothing after the previous one: a resend or retry."""
-        return self.response_index is not None and self.response_position is None and not self.adds_messages
+        """The next request adds nothing after the previous one and ends as it did: a resend or retry."""
+        return self.response_index is not None and self.response_position is None and not self.adds_messages and self.ends_alike
 
 
 def _newest_input(identities: list[tuple]) -> int:
@@ -178,6 +181,7 @@ def align(previous: Turn, following: Turn) -> Transition:
     branch = _branch(previous, following, mapping)
     asked_instead = asked_in_place_of_last(previous, branch)
     return Transition(tuple(mapping), response_index, new_from, adds_messages=carried < len(following.identities),
+                      ends_alike=following.identities[-1:] == previous.identities[-1:],
                       edited_at=edited_user_message(previous, following, branch, asked_instead), asked_instead=asked_instead, stored=stored)
 
 
