@@ -1,8 +1,10 @@
-"""Load runs for the reliability issue: a log of 1,000,000 small records and one session of
-5,000 turns (history trimmed to the last 40 messages, as long-running agents do). Prints the
-wall time, peak RSS and exit code of `ctxlint check` on each.
+"""Load runs for the reliability issue: a log of 1,000,000 small records, one session of
+5,000 turns (history trimmed to the last 40 messages, as long-running agents do), and a log
+without session keys of 6,000 chats that open with "Hi" and end alike, 300 at a time (what
+keyless grouping must tie in time that grows with the log, not its square). Prints the wall
+time, peak RSS and exit code of `ctxlint check` on each.
 
-    python bench/load.py
+    python bench/load.py [greeted-chats.jsonl ...]
 """
 
 from __future__ import annotations
@@ -41,11 +43,38 @@ def long_session(path: Path, turns: int = 5000, keep: int = 40) -> None:
             history.append({"role": "assistant", "content": f"chunk {n}: nothing unusual"})
 
 
+def greeted_chats(path: Path, chats: int = 6000, open_at_once: int = 300) -> None:
+    prompt = {"role": "system", "content": "You are Acme's support assistant."}
+    opening, hello = {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello! How can I help?"}
+
+    def requests(n: int) -> list[list[dict]]:
+        question = {"role": "user", "content": f"My order number {n} has not arrived yet, can you check it?"}
+        answer = {"role": "assistant", "content": f"Order {n} ships tomorrow."}
+        return [[prompt, opening], [prompt, opening, hello, question],
+                [prompt, opening, hello, question, answer, {"role": "user", "content": "Thanks, and can I change the address?"}]]
+    waiting = {n: requests(n) for n in range(open_at_once)}
+    started = open_at_once
+    with path.open("wb") as out:
+        while waiting:
+            n = next(iter(waiting))
+            left = waiting.pop(n)
+            out.write(orjson.dumps({"model": "gpt-4o", "messages": left.pop(0)}) + b"\n")
+            if left:
+                waiting[n] = left  # to the back: the open chats take turns
+            elif started < chats:
+                waiting[started] = requests(started)
+                started += 1
+
+
 def main() -> None:
     data = HERE / "out"
     data.mkdir(exist_ok=True)
     ctxlint = [sys.executable, "-c", "from ctxlint.cli import main; main()", "check", "--format", "json", "--exit-zero"]
-    for name, build in (("1M-records.jsonl", million_records), ("5000-turns.jsonl", long_session)):
+    runs = (("1M-records.jsonl", million_records), ("5000-turns.jsonl", long_session), ("greeted-chats.jsonl", greeted_chats))
+    chosen = sys.argv[1:]  # names of the runs to make, or all
+    for name, build in runs:
+        if chosen and name not in chosen:
+            continue
         log = data / name
         if not log.exists():
             build(log)

@@ -286,9 +286,9 @@ def test_a_trimmed_request_goes_on_from_the_run_it_opens_as_not_one_that_made_th
 def test_conversations_past_the_many_that_ended_alike_go_on_where_the_message_before_agrees(tmp_path):
     """Without a key, more conversations than SHARED_ANCHOR end on one message ("Thanks!"):
     each goes on from its own, found by the message before it (over an assistant turn the
-    request left out: a trim from the middle that keeps the first question), and the log
-    is not checked in time that grows with its square (each request weighed against every
-    conversation that ended alike). Nothing is reported: no leak, no cut opening."""
+    request left out: a trim from the middle that keeps the first question), not weighed
+    against every conversation that ended alike (the time that saves is
+    `bench/load.py`'s to show). Nothing is reported: no leak, no cut opening."""
     many = SHARED_ANCHOR + 16
     ask = [U(f"Where is order {n}? It was due on Monday.") for n in range(many)]
     told = [A(f"Order {n} ships tomorrow.") for n in range(many)]
