@@ -68,12 +68,8 @@ class _Open:
 
     @property
     def before_anchor(self) -> tuple | None:
-        """What finds the message before its anchor (_key), passing over assistant turns (a
-        request that goes on from it may have dropped one); None when nothing comes before."""
-        if self.anchor is None:
-            return None
-        return next((_key(identity) for identity in reversed(self.history[:_last_position(self.history, self.anchor)])
-                     if identity[0] != "assistant"), None)
+        """_before its anchor: what finds the message before it."""
+        return None if self.anchor is None else _before(self.history, _last_position(self.history, self.anchor))
 
     @property
     def edit_point(self) -> tuple | None:
@@ -653,11 +649,15 @@ OPENINGS_COUNTED = 1 << 16  # past as many distinct openings, the count starts a
 SHARED_ANCHOR = 64  # conversations ended on one message past which it ties only with the one before it
 
 
+def _before(identities: list[tuple], at: int) -> tuple | None:
+    """What finds the message before position `at` (_key), passing over assistant turns (a
+    request that goes on may have dropped one); None where nothing comes before."""
+    return next((_key(identity) for identity in reversed(identities[:at]) if identity[0] != "assistant"), None)
+
+
 def _befores(identities: list[tuple], key: tuple) -> set[tuple | None]:
-    """What finds the message before each place `key` stands in a request (_key), passing
-    over assistant turns as _Open.before_anchor does; None where nothing comes before."""
-    return {next((_key(other) for other in reversed(identities[:at]) if other[0] != "assistant"), None)
-            for at, identity in enumerate(identities) if _key(identity) == key}
+    """_before each place `key` stands in a request."""
+    return {_before(identities, at) for at, identity in enumerate(identities) if _key(identity) == key}
 
 
 def _shared(text: str | None, interned: dict[str, str]) -> str | None:
