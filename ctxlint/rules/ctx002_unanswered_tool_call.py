@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import role_of, tool_calls_of
+from ctxlint.chat import resume_at_last_calls, role_of, tool_calls_of
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx009_tool_result_as_user_message import answered_as_user, answering_run
 
@@ -49,12 +49,7 @@ class UnansweredToolCall(Rule):
 
     def check(self, ctx) -> Iterable[Violation]:
         messages = ctx.messages
-        start = ctx.unchanged(self)
-        while start > 0 and role_of(messages[start - 1]) == "tool":
-            start -= 1  # results of an earlier call may continue into what is new
-        if start > 0 and role_of(messages[start - 1]) == "assistant":
-            start -= 1
-        for index in range(start, len(messages)):
+        for index in range(resume_at_last_calls(messages, ctx.unchanged(self)), len(messages)):
             message = messages[index]
             if role_of(message) != "assistant":
                 continue

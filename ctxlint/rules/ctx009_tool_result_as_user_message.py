@@ -5,7 +5,7 @@ from typing import Iterable
 
 import orjson
 
-from ctxlint.chat import role_of, text_of, tool_call_ids
+from ctxlint.chat import resume_at_last_calls, role_of, text_of, tool_call_ids
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -179,7 +179,7 @@ class ToolResultAsUserMessage(Rule):
 
     def check(self, ctx) -> Iterable[Violation]:
         messages = ctx.messages
-        for index in range(max(0, ctx.unchanged(self) - 1), len(messages)):  # the last shared call may be answered now
+        for index in range(resume_at_last_calls(messages, ctx.unchanged(self)), len(messages)):
             message = messages[index]
             if role_of(message) != "assistant" or not tool_call_ids(message):
                 continue

@@ -5,8 +5,9 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from ctxlint.chat import Quoted, comparable_text, excerpt, hash64, role_of, text_of, tool_calls_of
+from ctxlint.chat import Quoted, announces_summary, comparable_text, excerpt, hash64, role_of, text_of, tool_call_ids, tool_calls_of
 from ctxlint.compact import CompactIntMap
+from ctxlint.profiles.lookup import client_summary
 from ctxlint.rules.base import Rule, Violation
 
 # Shorter texts ("继续", "ok, thanks", "How can I help?") recur across unrelated sessions.
@@ -27,6 +28,30 @@ def content_fingerprint(message: dict) -> int | None:
     return hash64(role, text, [str(a) for a in calls])
 
 
+def _results_to_calls_made(messages: list[dict], start: int) -> set[int]:
+    """Indexes, from `start` on, of the tool messages that answer a call of the assistant
+    message before them: a tool returns the same output to the same call in any session (a
+    file read, a lookup), so such a result is the call's, leaked or not with it."""
+    results: set[int] = set()
+    calls: set[str] = set()
+    for index, message in enumerate(messages):
+        role = role_of(message)
+        if role == "assistant":
+            calls = set(tool_call_ids(message))
+        elif role == "tool":
+            if index >= start and message.get("tool_call_id") in calls:
+                results.add(index)
+        else:
+            calls = set()
+    return results
+
+
+def summary(message: dict) -> bool:
+    """A summary put in place of the history: its text is made from the session's own, and
+    a summarizer that fills a template makes it alike for sessions that said alike."""
+    return role_of(message) in ("user", "system", "developer") and (announces_summary(message) or client_summary(message))
+
+
 class CrossSessionLeak(Rule):
     """
     ## What it does
@@ -43,7 +68,12 @@ class CrossSessionLeak(Rule):
     suites, benchmarks, a FAQ question) is not a leak.
     Neither is the model's reply when the log has no responses (the assistant message
     right after what the request kept of the previous one): two sessions' models may
-    make the same tool call. Without a session key, sessions are told apart by their
+    make the same tool call. Nor is a tool result that answers a call of the assistant
+    message right before it: a tool returns the same output to the same call in any
+    session (a file read, a lookup), even where the log lacks the request that sent the
+    result first. Nor is a summary the app put in place of the history (one that says it is
+    one, or an agent's compaction summary): made from the session's own words, it reads
+    alike in sessions that said alike. Without a session key, sessions are told apart by their
     history, and two runs of one scripted task can go alike for turns (a benchmark's
     trials at temperature 0): a request that carries the other run's messages where that
     run put them, with nothing of its own after them, is that history going on, not a
@@ -82,11 +112,12 @@ class CrossSessionLeak(Rule):
         # request going on from the very request that said it is not judged a leak
         at = _place_in(ctx.turn.identities) if not ctx.session.explicit_key else _no_place
         sent = []
+        results = _results_to_calls_made(messages, start)
         for index in range(start, len(messages)):
             fingerprint = content_fingerprint(messages[index])
             if fingerprint is not None:
                 # said by this session: its newest input, or its model's reply where the log has no responses
-                judged = index < newest and index != reply and index != kept
+                judged = index < newest and index != reply and index != kept and index not in results and not summary(messages[index])
                 sent.append((index, fingerprint, messages[index] if judged else None, index >= newest or index == reply, at(index)))
         response = ctx.turn.response_message
         returned = content_fingerprint(response) if response is not None else None
