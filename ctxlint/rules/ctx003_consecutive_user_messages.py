@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import context_heading, different_participants, excerpt, no_reply, role_of, short_hash, tagged_blocks_only, text_of
+from ctxlint.chat import (context_heading, different_participants, excerpt, last_user_index, message_identity, no_reply, role_of, short_hash,
+                          tagged_blocks_only, text_of)
 from ctxlint.profiles.lookup import agent_context, agent_context_after, blank_as_a_whole, retries_an_empty_reply, summary_message
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates_cut_history
@@ -39,8 +40,10 @@ class ConsecutiveUserMessages(Rule):
     context for a prompt, and is reported. Nor are
     two messages the previous request sent with others between them that this request
     cut: history trimmed from the middle (the first user message kept, the newest turns
-    after it), which leaves the user's first message next to the oldest one kept, or whole
-    turns cut between two kept ones. A cut of the reply alone, later in the conversation
+    after it), which leaves the user's first message next to the oldest one kept (also
+    where the previous request had cut that first message and this one sends it again,
+    before history older than its newest question), or whole turns cut between two kept
+    ones. A cut of the reply alone, later in the conversation
     (what the previous request sent between the two was the reply to the first), is that
     reply lost, and reported. Nor is
     a message whose request the provider refused (an error reply, logged) or whose reply
@@ -121,7 +124,8 @@ class ConsecutiveUserMessages(Rule):
                 if agent_context_after(messages[index]) or (
                         tagged_blocks_only(second) and all(role_of(message) in ("system", "developer") for message in messages[:index - 1])):
                     continue  # what an agent recalls for the user's words (its workspace, knowledge): one user turn
-                if transition is not None and transition.trimmed_between(index - 1, index, ctx.previous.identities):
+                if transition is not None and (transition.trimmed_between(index - 1, index, ctx.previous.identities)
+                                               or _opening_sent_again_before_kept_history(ctx, index)):
                     continue  # history trimmed from the middle: what stood between them was cut, not lost
                 yield Violation(
                     f"messages {ctx.label(index - 1)} and {ctx.label(index)} are both user messages",
@@ -129,6 +133,17 @@ class ConsecutiveUserMessages(Rule):
                     message_index=index, pointer=f"/messages/{index}", stands_at=index - 1,
                     evidence={"previous": excerpt(first, 60), "this": excerpt(second, 60)},
                 )
+
+
+def _opening_sent_again_before_kept_history(ctx, index: int) -> bool:
+    """Whether message `index - 1` is the session's first user message, sent again after the
+    previous request cut it, and message `index` is not the request's newest question: what
+    stood between them cannot be read from the previous request, and the history kept after
+    an opening is the newest part of it, as a trim from the middle keeps it."""
+    opening = ctx.session.opening.get("user")
+    first = ctx.turn.identities[index - 1]
+    return opening is not None and first == message_identity(opening[1]) and first not in set(ctx.previous.identities) \
+        and index < last_user_index(ctx.messages)
 
 
 def _results_sent_as_user(messages: list[dict], start: int) -> set[int]:
