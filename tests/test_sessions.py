@@ -270,6 +270,48 @@ def test_a_trim_that_cut_the_anchor_goes_on_from_the_run_whose_logged_reply_it_c
     assert grouping(records) == [[1, 2, 4], [3, 5]]
 
 
+def test_a_request_that_rewrote_a_result_in_place_goes_on_from_its_conversation(tmp_path):
+    """Without a key, two conversations open alike. One calls two tools in parallel; its
+    next request sends one result again as a user message, then the reply it got: the
+    result it ended on is gone, so nothing it ended on ties the request, while the other
+    conversation's opening does. It goes on from the one whose reply it carries right
+    after its history, rewritten in one place, and CTX009 reports the result there; so
+    does one that sends both results as user messages."""
+    opening = [S, U("Compare the weather in Rome and Oslo today.")]
+    calls = A(None, tool_calls=[call("call_rome"), call("call_oslo")])
+    rome, oslo = ({"role": "tool", "tool_call_id": f"call_{city}", "content": f'{{"city": "{city}", "temp_c": {t}}}'} for city, t in (("rome", 24), ("oslo", 9)))
+    told = A("Rome is sunny at 24°C; Oslo is rainy at 9°C.")
+    sent = [*opening, calls, rome, oslo]
+    rewritten = [*opening, calls, rome, U(oslo["content"]), told, U("Which one is better for a walk?")]
+    records = [rec(1, opening, calls), rec(2, opening, A("Both are cities in Europe.")), rec(3, sent, told), rec(4, rewritten, A("Rome."))]
+    assert grouping(records) == [[1, 3, 4], [2]]
+    lines = [{**record.request, "response": {"choices": [{"message": record.response.message, "finish_reason": "stop"}]}} for record in records]
+    assert code_lines(json_report(write_records(tmp_path / "rewritten.jsonl", lines))) == [("CTX009", 4)]
+    both = [*opening, calls, U(rome["content"]), U(oslo["content"]), told, U("Which one is better for a walk?")]
+    assert grouping([*records[:3], rec(4, both, A("Rome."))]) == [[1, 3, 4], [2]]  # results as user messages: one rewrite
+
+
+def test_a_turn_stored_as_its_text_is_not_tied_to_an_agent_of_another_prompt_by_a_question_both_asked(tmp_path):
+    """Without a key, two agents of one model (other system prompts) are asked the same
+    question, then the same follow-up. One answers it with a tool call, and its next
+    request keeps the turn's final text alone. That request carries the follow-up the other
+    conversation ended on, but a trim that starts there would not send another prompt: it
+    goes on from its own conversation, where the turn stored as text is CTX016's."""
+    planner, concierge = ({"role": "system", "content": text} for text in ("You plan trips.", "You are a hotel concierge."))
+    question, follow = U("I arrive in Lisbon on Friday at 9pm with two children."), U("What should we do on Saturday morning?")
+    first_a, first_b = A("Noted: Lisbon, Friday 9pm, two children."), A("Welcome! Shall I book a family room?")
+    lookup = A(None, tool_calls=[call("call_events")])
+    result = {"role": "tool", "tool_call_id": "call_events", "content": "Oceanarium opens at 10am; tram 28 runs from 7am."}
+    told = A("Take tram 28 to the Oceanarium, which opens at 10am.")
+    asked = [planner, question, first_a, follow]
+    records = [rec(1, [planner, question], first_a), rec(2, [concierge, question], first_b), rec(3, asked, lookup),
+               rec(4, [concierge, question, first_b, follow], A("The kids' club opens at 9am.")), rec(5, [*asked, lookup, result], told),
+               rec(6, [*asked, told, U("And on Sunday?")], A("The zoo."))]
+    assert grouping(records) == [[1, 3, 5, 6], [2, 4]]
+    lines = [{**record.request, "response": {"choices": [{"message": record.response.message, "finish_reason": "stop"}]}} for record in records]
+    assert code_lines(json_report(write_records(tmp_path / "text.jsonl", lines))) == [("CTX016", 6)]
+
+
 def test_a_trimmed_request_goes_on_from_the_run_it_opens_as_not_one_that_made_the_same_call():
     """Two runs of one task open with other words, then make the same call, with the same
     id and result (recorded gpt-4o traffic does). The second run's request, trimmed to its

@@ -361,7 +361,9 @@ class ChainInference:
             # request; or the anchor alone where a kept-last-N history (or a summary of what
             # it cut) starts right at it.
             needed = min(2, anchor_at + 1)
-            cut = score == 1 and needed == 2 and _cut_at_anchor(candidate, record.messages, conversation)
+            # (a trim keeps the prompt or cuts it; it does not send another)
+            cut = score == 1 and needed == 2 and (prompt is None or candidate.prompt is None or _same_prompt(candidate.prompt, prompt)) \
+                and _cut_at_anchor(candidate, record.messages, conversation)
             if cut:
                 needed = 1
             if not (score >= needed or (score and whole)):
@@ -401,6 +403,12 @@ class ChainInference:
             # logged reply the request carries after their shared opening goes on (the trim
             # cut its anchor; the other sent that opening alone, a run that opens alike)
             best = self._trimmed_past_anchor(record.messages, conversation, prompt, model, replied=True) or best
+        if best is None or not best_rank[1]:
+            # tied to no conversation whose reply it carries: one whose history it sends with
+            # a message rewritten in place, its logged reply right after, goes on further
+            rewritten = self._rewritten_in_place(record.messages, conversation, prompt, model)
+            if rewritten is not None and rewritten[1] > best_rank[0]:
+                best = rewritten[0]
         # weaker ties, made to the same agent's conversation only: a turn stored as its text, an edit
         if best is None:
             best = self._gone_on_without_exchange(record.messages, conversation, prompt, model)
@@ -459,6 +467,28 @@ class ChainInference:
         for index, key in self._places(best):
             index[key].append(best)
         return best.session_id, started
+
+    def _rewritten_in_place(self, messages: list, conversation: list[tuple[int, tuple]], prompt: str | None, model: str | None) -> tuple[_Open, int] | None:
+        """(the open conversation, how many messages agree) whose logged reply the request
+        carries right after as many messages as its last request sent, all in place but for
+        one rewrite in four messages at most (a call id left out; results sent as user
+        messages, or as tool messages again, count as one): the rewrite may have changed the
+        message that conversation ended on, which no longer ties it. Only a reply one
+        conversation alone got (tool calls, or a text of some length)."""
+        identities = [identity for _, identity in conversation]
+        for at, (index, identity) in enumerate(conversation):
+            owners = self._by_reply.get(identity) if identity[0] == "assistant" else None
+            if not owners:
+                continue
+            found = [o for o in owners if o.sent == at and _same_agent(o.prompt, o.model, prompt, model)]
+            if len(found) != 1 or not (identity[1] == "calls" or _distinctive(messages[index])):
+                continue
+            differing = [(mine[0], theirs[0]) for mine, theirs in zip(identities[:at], found[0].history[:at]) if mine != theirs]
+            as_user = {("tool", "user"), ("user", "tool")}
+            rewrites = sum(roles not in as_user for roles in differing) + any(roles in as_user for roles in differing)
+            if identities[0] == found[0].history[0] and rewrites <= max(1, at // 4):
+                return found[0], at - len(differing)
+        return None
 
     def _gone_on_without_exchange(self, messages: list, conversation: list[tuple[int, tuple]], prompt: str | None, model: str | None) -> _Open | None:
         """The open conversation of this agent that this request goes on from having lost its
