@@ -34,7 +34,11 @@ def _results_to_calls_made(messages: list[dict], start: int) -> set[int]:
     file read, a lookup), so such a result is the call's, leaked or not with it."""
     results: set[int] = set()
     calls: set[str] = set()
-    for index, message in enumerate(messages):
+    begin = start
+    while begin > 0 and role_of(messages[begin - 1]) == "tool":
+        begin -= 1  # back to the call turn the results reaching `start` follow
+    for index in range(max(0, begin - 1), len(messages)):
+        message = messages[index]
         role = role_of(message)
         if role == "assistant":
             calls = set(tool_call_ids(message))
