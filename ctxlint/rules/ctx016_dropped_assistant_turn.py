@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import announces_summary, comparable_text, excerpt, role_of, says_nothing, text_of, tool_call_ids
+from ctxlint.chat import comparable_text, excerpt, role_of, says_nothing, text_of, tool_call_ids
 from ctxlint.ingest.call_ids import unpaired_call_id
-from ctxlint.profiles.lookup import compaction_at
+from ctxlint.profiles.lookup import compaction_at, summary_message
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates
 from ctxlint.sessions.history import Transition
@@ -51,9 +51,9 @@ class DroppedAssistantTurn(Rule):
     came before it is in the summary. A summary carried on from an earlier request stands
     for nothing left out since.
     Nor is a text reply folded, with the history before it, into a summary the request
-    puts in place of what it cut (one that restates the reply's words, or says it is a
-    summary: "Summary of our conversation so far: …"): CTX008 judges what the summary
-    kept.
+    puts in place of what it cut (one that restates the reply's words, says it is a
+    summary, "Summary of our conversation so far: …", or opens as a known agent's summary
+    does): CTX008 judges what the summary kept.
 
     A reply lost between two user messages, and a tool-call turn lost (or kept empty)
     while its results are kept, is one defect: this rule reports it, and CTX003 (the two
@@ -153,7 +153,7 @@ class DroppedAssistantTurn(Rule):
             return  # cut away with all before it, its results left at the head: trimming (CTX001, CTX008)
         if ctx.side_request:
             return  # a side request on the history as it stood: the conversation goes on from the previous request
-        if not ids and transition.cut and any(announces_summary(ctx.messages[index]) or restates(
+        if not ids and transition.cut and any(summary_message(ctx.messages[index]) or restates(
                 text_of(ctx.messages[index].get("content")), [text_of(dropped.get("content"))]) for index in transition.put_in(ctx.messages)):
             return  # folded with the history before it into a summary the request carries (CTX008 judges the summary)
         why = ""

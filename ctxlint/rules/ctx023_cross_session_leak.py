@@ -5,9 +5,9 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from ctxlint.chat import Quoted, announces_summary, comparable_text, excerpt, hash64, role_of, text_of, tool_call_ids, tool_calls_of
+from ctxlint.chat import Quoted, comparable_text, excerpt, hash64, role_of, text_of, tool_call_ids, tool_calls_of
 from ctxlint.compact import CompactIntMap
-from ctxlint.profiles.lookup import client_summary
+from ctxlint.profiles.lookup import summary_message
 from ctxlint.rules.base import Rule, Violation
 
 # Shorter texts ("继续", "ok, thanks", "How can I help?") recur across unrelated sessions.
@@ -48,12 +48,6 @@ def _results_to_calls_made(messages: list[dict], start: int) -> set[int]:
         else:
             calls = set()
     return results
-
-
-def summary(message: dict) -> bool:
-    """A summary put in place of the history: its text is made from the session's own, and
-    a summarizer that fills a template makes it alike for sessions that said alike."""
-    return role_of(message) in ("user", "system", "developer") and (announces_summary(message) or client_summary(message))
 
 
 class CrossSessionLeak(Rule):
@@ -121,7 +115,9 @@ class CrossSessionLeak(Rule):
             fingerprint = content_fingerprint(messages[index])
             if fingerprint is not None:
                 # said by this session: its newest input, or its model's reply where the log has no responses
-                judged = index < newest and index != reply and index != kept and index not in results and not summary(messages[index])
+                # a summary put in place of the history is made from the session's own words (alike where sessions said alike)
+                judged = index < newest and index != reply and index != kept and index not in results and not (
+                    role_of(messages[index]) == "user" and summary_message(messages[index]))
                 sent.append((index, fingerprint, messages[index] if judged else None, index >= newest or index == reply, at(index)))
         response = ctx.turn.response_message
         returned = content_fingerprint(response) if response is not None else None
