@@ -14,8 +14,9 @@ class EmptyToolCallRetry(Rule):
     response was a valid tool-call turn with empty content: the app read "no text" as
     "failed reply" and retried instead of running the tools. A retry after an error
     status (429, 5xx) or an error body is legal and not flagged, and so is a record that
-    repeats request N with the reply N got (the same response id): one exchange logged
-    twice (a log shipper's at-least-once delivery), not a retry; nor one whose newest
+    repeats request N with the reply N got (the same response id, or, where the replies
+    carry none, the same reply logged at the same time): one exchange logged twice (a log
+    shipper's at-least-once delivery), not a retry; nor one whose newest
     message is not the one request N ended with (a result with the call id the model
     returned again, and new text: the tools ran). Nor is a request that
     sends the same messages for another purpose (other tools offered, another
@@ -51,8 +52,10 @@ class EmptyToolCallRetry(Rule):
         if response.failed:
             return
         again = ctx.turn.record.response
-        if again is not None and response.id is not None and again.id == response.id:
-            return  # the same exchange logged twice
+        if again is not None and (response.id is not None and again.id == response.id or (
+                response.id is None and again.id is None and previous.record.timestamp is not None
+                and ctx.turn.record.timestamp == previous.record.timestamp and again.message == response.message)):
+            return  # the same exchange logged twice: one reply id, or the same reply at the same time
         if purpose(previous.record.request) != purpose(ctx.request):
             return  # another call on the same messages (a router's structured answer, then the agent's turn)
         message = previous.response_message
