@@ -54,7 +54,7 @@ class EmptyToolCallRetry(Rule):
         again = ctx.turn.record.response
         if again is not None and (response.id is not None and again.id == response.id or (
                 response.id is None and again.id is None and previous.record.timestamp is not None
-                and ctx.turn.record.timestamp == previous.record.timestamp and again.message == response.message)):
+                and ctx.turn.record.timestamp == previous.record.timestamp and ctx.turn.response_identity() == previous.response_identity())):
             return  # the same exchange logged twice: one reply id, or the same reply at the same time
         if purpose(previous.record.request) != purpose(ctx.request):
             return  # another call on the same messages (a router's structured answer, then the agent's turn)
