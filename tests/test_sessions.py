@@ -312,6 +312,33 @@ def test_a_turn_stored_as_its_text_is_not_tied_to_an_agent_of_another_prompt_by_
     assert code_lines(json_report(write_records(tmp_path / "text.jsonl", lines))) == [("CTX016", 6)]
 
 
+def test_a_gemini_call_made_again_goes_on_after_a_trim_cut_the_first_one(tmp_path):
+    """Gemini names no call: ctxlint numbers the same call made again in a conversation
+    (`get_weather:…#1`). Without a key, a trim that keeps the opening and the newest turn
+    cuts the first such call, and the one kept is numbered anew; it is still the call the
+    conversation's last request got as its reply, and the request goes on from it."""
+    def call(city):
+        return {"role": "model", "parts": [{"functionCall": {"name": "get_weather", "args": {"city": city}}}]}
+
+    def result(city, text):
+        return {"role": "user", "parts": [{"functionResponse": {"name": "get_weather", "response": {"result": text}}}]}
+
+    def said(text, role="user"):
+        return {"role": role, "parts": [{"text": text}]}
+
+    def line(contents, reply):
+        return {"request": {"model": "gemini-2.5-flash", "contents": contents},
+                "response": {"candidates": [{"content": reply, "finishReason": "STOP"}]}}
+    opening, again = said("What is the weather in Rome today?"), said("It is late now: check Rome once more, please.")
+    told = said("22°C and sunny in Rome.", "model")
+    history = [opening, call("Rome"), result("Rome", "22C, sunny"), told, again]
+    lines = [line([opening], call("Rome")), line(history[:3], told), line(history, call("Rome")),
+             line([opening, again, call("Rome"), result("Rome", "19C, clear")], said("19°C and clear now.", "model"))]
+    report = json_report(write_records(tmp_path / "gemini.jsonl", lines))
+    assert [[turn["line"] for turn in session["turns"]] for session in report["sessions"]] == [[1, 2, 3, 4]]
+    assert report["findings"] == []
+
+
 def test_a_trimmed_request_goes_on_from_the_run_it_opens_as_not_one_that_made_the_same_call():
     """Two runs of one task open with other words, then make the same call, with the same
     id and result (recorded gpt-4o traffic does). The second run's request, trimmed to its

@@ -43,6 +43,13 @@ def unpaired_form(identity: tuple) -> tuple | None:
     return None if unpaired is None else ("tool", unpaired, *identity[2:])
 
 
+def unnumbered_call_id(call_id: Any) -> Any:
+    """A call id without the number we gave it among same calls (`name:hash#k`): a trim that
+    cuts an earlier same call renumbers the ones after it. Ids an API gave stay as they are."""
+    named = _UNNAMED_CALL_ID.match(call_id) if isinstance(call_id, str) else None
+    return call_id if named is None else call_id.split("#", 1)[0]
+
+
 def unpaired_call_id(call_id: str) -> str | None:
     """The id a result of this call has once the call is cut from the request, when the API
     named the call none (we numbered it), else None."""

@@ -29,7 +29,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ctxlint.chat import CJK_CHARACTER, message_identity, role_of, short_hash, similar, text_of, tool_call_ids
-from ctxlint.ingest.call_ids import unpaired_form
+from ctxlint.ingest.call_ids import unnumbered_call_id, unpaired_form
 from ctxlint.ingest.record import Record
 from ctxlint.ingest.sources import live_path
 from ctxlint.request_terms import call_kind, other_kinds
@@ -158,7 +158,8 @@ def _agreement(candidate: _Open, identities: list[tuple], anchor: tuple | None =
         return 0, False
     if anchor == candidate.anchor and candidate.response_calls and position + 1 < len(identities):
         following = identities[position + 1]
-        if following[:2] == ("assistant", "calls") and set(following[2]).isdisjoint(candidate.response_calls):
+        if following[:2] == ("assistant", "calls") and {unnumbered_call_id(call_id) for call_id in following[2]}.isdisjoint(
+                map(unnumbered_call_id, candidate.response_calls)):
             return 0, False  # the next request answered the anchor with other calls: another conversation
     history = candidate.history
     i = _last_position(history, anchor)
