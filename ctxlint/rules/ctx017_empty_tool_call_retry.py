@@ -51,11 +51,8 @@ class EmptyToolCallRetry(Rule):
         response = previous.record.response
         if response.failed:
             return
-        again = ctx.turn.record.response
-        if again is not None and (response.id is not None and again.id == response.id or (
-                response.id is None and again.id is None and previous.record.timestamp is not None
-                and ctx.turn.record.timestamp == previous.record.timestamp and ctx.turn.response_identity() == previous.response_identity())):
-            return  # the same exchange logged twice: one reply id, or the same reply at the same time
+        if _logged_twice(previous, ctx.turn):
+            return
         if purpose(previous.record.request) != purpose(ctx.request):
             return  # another call on the same messages (a router's structured answer, then the agent's turn)
         message = previous.response_message
@@ -66,3 +63,16 @@ class EmptyToolCallRetry(Rule):
                 key=("retry", previous.number), tool_call_id=ids[0],
                 evidence={"previous_line": previous.record.line, "finish_reason": response.finish_reason},
             )
+
+
+def _logged_twice(previous, turn) -> bool:
+    """Whether a request that repeats the previous one is that exchange logged again (a log
+    shipper's at-least-once delivery): the same reply id, or, where the replies carry none,
+    the same reply logged at the same time."""
+    first, again = previous.record.response, turn.record.response
+    if again is None:
+        return False
+    if first.id is not None or again.id is not None:
+        return first.id == again.id
+    return previous.record.timestamp is not None and turn.record.timestamp == previous.record.timestamp \
+        and turn.response_identity() == previous.response_identity()
