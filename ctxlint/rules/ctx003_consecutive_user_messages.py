@@ -124,6 +124,8 @@ class ConsecutiveUserMessages(Rule):
                 if agent_context_after(messages[index]) or (
                         tagged_blocks_only(second) and all(role_of(message) in ("system", "developer") for message in messages[:index - 1])):
                     continue  # what an agent recalls for the user's words (its workspace, knowledge): one user turn
+                if transition is not None and transition.sent_together(index - 1, index):
+                    continue  # judged where they first stood together (a request that rewrote what comes before them re-reads them)
                 if transition is not None and (transition.trimmed_between(index - 1, index, ctx.previous.identities)
                                                or _opening_sent_again_before_kept_history(ctx, index)):
                     continue  # history trimmed from the middle: what stood between them was cut, not lost

@@ -115,8 +115,9 @@ def _stands_for_a_result(messages: list[dict], position: int, unanswered: list[s
     return False
 
 
-# "Tool: weather\nResult: 22C", "Observation: …", "Result of add: 6": how apps label an output they send as text
-_LABELLED_OUTPUT = re.compile(r"(?i)(?:tool|result|observation|output|function)\b[^:\n]{0,40}:")
+# "Tool: weather\nResult: 22C", "Observation: …", "Result of add: 6", "Error: timed out", "Traceback (…):": how apps
+# label an output they send as text, and how a tool reports its failure
+_LABELLED_OUTPUT = re.compile(r"(?i)(?:tool|result|observation|output|function|error|exception|traceback|stdout|stderr)\b[^:\n]{0,40}:")
 
 
 def _terse_reading(text: str) -> bool:
@@ -145,7 +146,8 @@ class ToolResultAsUserMessage(Rule):
     tool messages answer some of the calls, a user message right after them stands for
     the result of one left unanswered when it carries that call's `tool_call_id`, reads
     as a tool's output (a JSON object or array, a labelled result such as "Result: 22C",
-    or a few words with a number and no question, such as "40 C"), or comes before a
+    a tool's failure such as "Error: timed out" or a traceback, or a few words with a
+    number and no question, such as "40 C"), or comes before a
     tool message that answers another of them; otherwise (the user's words: "and
     Paris?") CTX002 reports the calls left without a result. The user's next words sent
     with such results, right after them, are this defect too, not two user messages in a

@@ -57,6 +57,11 @@ class Transition:
             return []
         return list(range(sent.index(first) + 1, sent.index(second)))
 
+    def sent_together(self, first: int, second: int) -> bool:
+        """Whether the previous request sent the messages now at `first` and `second` next to each other."""
+        sent = self.mapping[:self._sent]
+        return first in sent and second in sent and sent.index(second) == sent.index(first) + 1
+
     def trimmed_between(self, first: int, second: int, identities: list[tuple]) -> bool:
         """Whether what the previous request (whose own `identities` these are) sent between
         the messages now at `first` and `second` was cut as a trim of the history cuts:
