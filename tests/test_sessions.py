@@ -291,6 +291,29 @@ def test_a_request_that_rewrote_a_result_in_place_goes_on_from_its_conversation(
     assert grouping([*records[:3], rec(4, both, A("Rome."))]) == [[1, 3, 4], [2]]  # results as user messages: one rewrite
 
 
+def test_a_request_that_trimmed_its_history_and_rewrote_a_result_goes_on_from_its_conversation(tmp_path):
+    """Without a key, two conversations open alike. One goes on for three turns; its next
+    request keeps the opening and the newest turn (a keep-last-N trim) and sends the result
+    it ended on under another call id, then the reply it got. Neither the message it ended
+    on nor a history in place ties it; the reply it carries after what it kept, in order,
+    does. It goes on from that conversation, where CTX001 reports the result, and nothing
+    else: not two user messages in a session of its own."""
+    opening = [S, U("Plan three days in Lisbon in May; budget 900 EUR, no early flights.")]
+    day_one, trams = A("Day 1: Alfama and the castle, then fado at night."), A("Trams 28 and 12 are the scenic ones.")
+    asked, booking = U("Which trams should we take?"), U("Book the hostel in Bairro Alto for three nights.")
+    calls = A(None, tool_calls=[call("call_book")])
+    booked = {"role": "tool", "tool_call_id": "call_book", "content": '{"booking": "BA-2291", "nights": 3}'}
+    told = A("Booked: hostel BA-2291 in Bairro Alto, three nights.")
+    story = [*opening, day_one, asked, trams, booking]
+    rewritten = [*opening, booking, calls, {**booked, "tool_call_id": "call_hostel"}, told, U("Thanks! And a fado bar near it?")]
+    records = [rec(1, opening, day_one), rec(2, opening, A("Lisbon in May is warm; what do you enjoy?")),
+               rec(3, [*opening, day_one, asked], trams), rec(4, story, calls), rec(5, [*story, calls, booked], told),
+               rec(6, rewritten, A("Try Tasca do Chico, five minutes away."))]
+    assert grouping(records) == [[1, 3, 4, 5, 6], [2]]
+    lines = [{**record.request, "response": {"choices": [{"message": record.response.message, "finish_reason": "stop"}]}} for record in records]
+    assert code_lines(json_report(write_records(tmp_path / "trimmed.jsonl", lines))) == [("CTX001", 6)]
+
+
 def test_a_turn_stored_as_its_text_is_not_tied_to_an_agent_of_another_prompt_by_a_question_both_asked(tmp_path):
     """Without a key, two agents of one model (other system prompts) are asked the same
     question, then the same follow-up. One answers it with a tool call, and its next

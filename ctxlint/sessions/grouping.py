@@ -247,6 +247,21 @@ def _carried_after_anchor(candidate: _Open, anchor_at: int, identities: list[tup
     return carried
 
 
+def _not_kept_in_order(kept: list[tuple], sent: list[tuple]) -> list[tuple[str, str]]:
+    """The messages of a trimmed history `kept` that are not those of `sent` it keeps, in
+    their order: (its role, the role of the message it stands in place of, or "" for none),
+    as a rewrite in place is counted."""
+    differing, position = [], 0
+    for identity in kept:
+        found = next((k for k in range(position, len(sent)) if sent[k] == identity), None)
+        if found is None:
+            differing.append((identity[0], sent[position][0] if position < len(sent) else ""))
+            position += 1
+        else:
+            position = found + 1
+    return differing
+
+
 def _anchor(history: list[tuple]) -> tuple | None:
     for identity in reversed(history):
         if identity[0] != "assistant":
@@ -471,23 +486,26 @@ class ChainInference:
 
     def _rewritten_in_place(self, messages: list, conversation: list[tuple[int, tuple]], prompt: str | None, model: str | None) -> tuple[_Open, int] | None:
         """(the open conversation, how many messages agree) whose logged reply the request
-        carries right after as many messages as its last request sent, all in place but for
-        one rewrite in four messages at most (a call id left out; results sent as user
-        messages, or as tool messages again, count as one): the rewrite may have changed the
-        message that conversation ended on, which no longer ties it. Only a reply one
-        conversation alone got (tool calls, or a text of some length)."""
+        carries right after what its last request sent, all in place, or trimmed to its
+        opening and newest messages in their order, but for one rewrite in four messages at
+        most (a call id left out; results sent as user messages, or as tool messages again,
+        count as one): the rewrite may have changed the message that conversation ended on,
+        which no longer ties it. Only a reply one conversation alone got (tool calls, or a
+        text of some length)."""
         identities = [identity for _, identity in conversation]
         for at, (index, identity) in enumerate(conversation):
             owners = self._by_reply.get(identity) if identity[0] == "assistant" else None
             if not owners:
                 continue
-            found = [o for o in owners if o.sent == at and _same_agent(o.prompt, o.model, prompt, model)]
+            found = [o for o in owners if o.sent >= at and _same_agent(o.prompt, o.model, prompt, model)]
             if len(found) != 1 or not (identity[1] == "calls" or _distinctive(messages[index])):
                 continue
-            differing = [(mine[0], theirs[0]) for mine, theirs in zip(identities[:at], found[0].history[:at]) if mine != theirs]
+            sent = found[0].history[:found[0].sent]
+            differing = [(mine[0], theirs[0]) for mine, theirs in zip(identities[:at], sent) if mine != theirs] if at == len(sent) \
+                else _not_kept_in_order(identities[:at], sent)
             as_user = {("tool", "user"), ("user", "tool")}
             rewrites = sum(roles not in as_user for roles in differing) + any(roles in as_user for roles in differing)
-            if identities[0] == found[0].history[0] and rewrites <= max(1, at // 4):
+            if identities[0] == sent[0] and rewrites <= max(1, at // 4) and at - len(differing) >= min(2, at):
                 return found[0], at - len(differing)
         return None
 
