@@ -627,6 +627,9 @@ class Engine:
                 continue
             if reason:
                 tally.unjudged[rule.code][reason] += 1
+                found_in_part = list(rule.check_in_part(ctx))
+                if found_in_part:
+                    seen.append((rule, bit, found_in_part))
                 continue
             tally.judged[rule.code] += 1
             judged |= bit

@@ -135,6 +135,12 @@ class Rule:
                 return "the log does not record the request's settings"
         return None
 
+    def check_in_part(self, ctx: "TurnContext") -> Iterable[Violation]:
+        """What the rule still finds in a request it cannot judge whole (cannot_judge gave a
+        reason): defects that need none of what is missing. The request stays unjudged in the
+        coverage report."""
+        return ()
+
     def caveat(self, ctx: "TurnContext") -> str | None:
         """What makes a judgment of this request less than certain, for the coverage report."""
         if "tokens" in self.needs and not ctx.tokens.exact:

@@ -65,7 +65,8 @@ class DroppedAssistantTurn(Rule):
     messages lost, which CTX008 reports; this rule reports it where CTX008 does not.
 
     It also flags a reply to tool results that request N sent, cut from N+1 while the
-    results and the message after the reply are kept: a trim cuts whole turns, or what
+    results and the message after the reply are kept (whether or not N's own response was
+    logged): a trim cuts whole turns, or what
     follows the conversation's opening, not one reply (where the reply stood between two
     user messages, CTX003 reports them).
 
@@ -114,10 +115,11 @@ class DroppedAssistantTurn(Rule):
         return super().cannot_judge(ctx)
 
     def check(self, ctx) -> Iterable[Violation]:
-        found = list(self._dropped(ctx)) or list(self._reply_to_results_cut(ctx))
-        if found and _compacts_what_came_before(ctx):
-            return  # this request compacted the history: what it left out is in the summary
-        yield from found
+        return _unless_compacted(ctx, list(self._dropped(ctx)) or list(self._reply_to_results_cut(ctx)))
+
+    def check_in_part(self, ctx) -> Iterable[Violation]:
+        # without the previous request's response: a reply that request sent in its history, cut
+        return _unless_compacted(ctx, list(self._reply_to_results_cut(ctx)))
 
     def _dropped(self, ctx) -> Iterable[Violation]:
         transition = ctx.transition
@@ -270,6 +272,11 @@ def _say_nothing_from(messages: list, slot: int) -> bool:
 def _says(message: dict, reply: dict) -> bool:
     """Whether an assistant message carries the reply's text (besides tool calls of its own)."""
     return role_of(message) == "assistant" and comparable_text(text_of(message.get("content"))) == comparable_text(text_of(reply.get("content")))
+
+
+def _unless_compacted(ctx, found: list[Violation]) -> list[Violation]:
+    """The findings, unless this request compacted the history: what it left out is in the summary."""
+    return [] if found and _compacts_what_came_before(ctx) else found
 
 
 def _compacts_what_came_before(ctx) -> bool:
