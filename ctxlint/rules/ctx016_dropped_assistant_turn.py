@@ -240,7 +240,7 @@ class DroppedAssistantTurn(Rule):
         """Without a logged response: request N ended with tool results, so the model
         replied to them; request N+1 carries all of N and goes on with a user message."""
         previous, transition = ctx.previous, ctx.transition
-        if not _ended_with_tool_results(previous) or None in transition.mapping or transition.edited_at is not None:
+        if not _ended_with_tool_results(previous) or transition.left_out(previous.identities) or transition.edited_at is not None:
             return
         slot = transition.new_from
         if slot < len(ctx.messages) and role_of(ctx.messages[slot]) == "user":
