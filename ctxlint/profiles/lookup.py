@@ -90,6 +90,9 @@ class Profile:
     # refused too: a request that ends with an assistant message whose thinking does not follow the
     # switch (no thinking block to open with while thinking is on, a thinking block while it is off)
     final_assistant_follows_thinking: bool = False
+    # the thinking.type values under which the assistant turn still going (after the user's
+    # last turn, up to the tool results the request ends with) must open with a thinking block
+    tool_turn_opens_with_thinking: tuple[str, ...] = ()
     conflict_sources: tuple[str, ...] = ()
 
     @property
@@ -243,7 +246,8 @@ def _thinking_conflicts(candidates: list[str]) -> dict[str, Any]:
         return {}
     return {"thinking_types": tuple(entry["thinking_types"]), "conflict_sources": tuple(entry["sources"]),
             "thinking_conflicts": tuple(SettingRefusal(**rule) for rule in entry["rejects"]),
-            "final_assistant_follows_thinking": bool(entry.get("final_assistant_follows_thinking"))}
+            "final_assistant_follows_thinking": bool(entry.get("final_assistant_follows_thinking")),
+            "tool_turn_opens_with_thinking": tuple(entry.get("tool_turn_opens_with_thinking", ()))}
 
 
 def tool_loop_start(profile: Profile, messages: list[dict[str, Any]]) -> int:

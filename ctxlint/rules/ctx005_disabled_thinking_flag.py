@@ -4,6 +4,7 @@ from typing import Iterable
 
 from ctxlint.chat import as_sent, dotted, key_text, reasoning_of, role_of, tool_calls_of
 from ctxlint.profiles import refuses_every_prefill
+from ctxlint.profiles.lookup import tool_loop_start
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -29,9 +30,14 @@ class DisabledThinkingFlag(Rule):
     `tool_choice` that forces a tool (`any`, a named tool, chat-completions' `required`
     through a gateway), a `budget_tokens` under 1,024, or a request that ends with an
     assistant prefill of text (Claude wants the final assistant message to open with a
-    thinking block); and, with thinking off, a final assistant message that carries
-    thinking blocks (off by the switch, or by the model's default where the log records
-    the request's settings: a tracer's span or event does not).
+    thinking block), or manual extended thinking (`thinking.type` `enabled`, under which
+    the model thinks at the start of every turn) switched on inside a tool-use turn that
+    began without it: the assistant message that opens the turn the request's tool
+    results answer has no thinking block (the API keeps one thinking configuration per
+    turn; where that message's thinking was dropped, CTX004 reports it); and, with
+    thinking off, a final assistant message that carries thinking blocks (off by the
+    switch, or by the model's default where the log records the request's settings: a
+    tracer's span or event does not).
 
     ## Why is this bad?
     Apps keep sending the switch they wrote for an older model after they move to a
@@ -89,9 +95,31 @@ class DisabledThinkingFlag(Rule):
                         evidence={"setting": conflict.path, "value": sent, "thinking": switched_on, "profile": profile.id,
                                   "sources": list(profile.conflict_sources)},
                     )
-        against = _final_assistant_against_the_switch(ctx, switched_on)
-        if against is not None:
-            yield against
+        for against in (_final_assistant_against_the_switch(ctx, switched_on), _tool_turn_against_the_switch(ctx, switched_on)):
+            if against is not None:
+                yield against
+
+
+def _tool_turn_against_the_switch(ctx, switched_on: str | None) -> Violation | None:
+    """The assistant message that opens the turn still going (after the user's last turn, up
+    to the tool results the request ends with), when it opens with no thinking block while
+    the request switches on a thinking the model starts every turn with: the turn began with
+    thinking off, or another model made it, and the API keeps one thinking configuration per
+    turn. Where that message's reasoning was dropped, CTX004 reports it."""
+    profile, messages = ctx.profile, ctx.messages
+    if switched_on not in profile.tool_turn_opens_with_thinking or not ctx.turn.record.reasoning_recorded or not messages \
+            or role_of(messages[-1]) == "assistant":
+        return None
+    start = tool_loop_start(profile, messages)
+    opener = next((index for index in range(start + 1, len(messages)) if role_of(messages[index]) == "assistant"), None)
+    if start < 0 or opener is None or not tool_calls_of(messages[opener]) or reasoning_of(messages[opener])[0] is not None:
+        return None
+    return Violation(
+        f"{profile.id} rejects a request that turns thinking on (thinking.type {as_sent(switched_on)}) inside a tool-use turn that began "
+        f"without it: assistant message {ctx.label(opener)}, which opens the turn the tool results answer, has no thinking block; "
+        "switch thinking on only once the turn has ended, or leave it off for this request",
+        key=("tool turn", ctx.turn.identities[opener]), message_index=opener, pointer=f"/messages/{opener}", explained_by=("CTX004",),
+        evidence={"thinking": switched_on, "profile": profile.id, "sources": list(profile.conflict_sources)})
 
 
 # how a gateway turns a model's thinking on besides `thinking` (OpenRouter's `reasoning`)
