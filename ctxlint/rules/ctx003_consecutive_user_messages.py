@@ -8,6 +8,7 @@ from ctxlint.profiles.lookup import agent_context, agent_context_after, blank_as
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates_cut_history
 from ctxlint.rules.ctx009_tool_result_as_user_message import user_stand_ins
+from ctxlint.sessions.model import conversation_end
 
 
 class ConsecutiveUserMessages(Rule):
@@ -97,10 +98,11 @@ class ConsecutiveUserMessages(Rule):
                 not _after_the_reply(identities, transition, i) and restates_cut_history(ctx, i))}
         previous = ctx.previous
         response = previous.record.response if previous is not None else None
-        if response is not None and previous.identities and previous.identities[-1][0] == "user":
+        asked_last = _asked_last(previous)
+        if response is not None and asked_last is not None and asked_last[0] == "user":
             # the provider refused the request that asked it, or its reply said nothing (filtered):
             # no reply came to keep before the next message; unless a retry of it got one
-            asked = {previous.identities[-1]}
+            asked = {asked_last}
             ctx.session.refused = ctx.session.refused | asked if no_reply(response) else ctx.session.refused - asked
         summaries, refused = ctx.session.summaries, ctx.session.refused
         start = max(1, ctx.unchanged(self))
@@ -119,7 +121,7 @@ class ConsecutiveUserMessages(Rule):
                 if blank_as_a_whole(messages[index - 1]) or blank_as_a_whole(messages[index]):
                     continue  # a message the API refuses as blank, not a second turn: CTX029's finding
                 if (tagged_blocks_only(first) or context_heading(first) or agent_context(messages[index - 1])) and not (
-                        previous is not None and previous.identities[-1:] == [identities[index - 1]]):
+                        asked_last == identities[index - 1]):
                     continue  # context or retrieved material before the user's words, not asked alone: one user turn
                 if agent_context_after(messages[index]) or (
                         tagged_blocks_only(second) and all(role_of(message) in ("system", "developer") for message in messages[:index - 1])):
@@ -135,6 +137,13 @@ class ConsecutiveUserMessages(Rule):
                     message_index=index, pointer=f"/messages/{index}", stands_at=index - 1,
                     evidence={"previous": excerpt(first, 60), "this": excerpt(second, 60)},
                 )
+
+
+def _asked_last(previous) -> tuple | None:
+    """The message the previous request ended its conversation on (before a state message
+    it appended after it, which the next request replaces), or None."""
+    end = conversation_end(previous.identities) if previous is not None else 0
+    return previous.identities[end - 1] if end else None
 
 
 def _opening_sent_again_before_kept_history(ctx, index: int) -> bool:

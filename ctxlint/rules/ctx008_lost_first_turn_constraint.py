@@ -9,7 +9,7 @@ from ctxlint.chat import CJK_RUN, excerpt, greeting_only, message_identity, role
 from ctxlint.profiles.lookup import compaction_at
 from ctxlint.request_terms import declared_tool_names
 from ctxlint.rules.base import Rule, Violation
-from ctxlint.sessions.model import STEERING_ROLES, opening_kind
+from ctxlint.sessions.model import STEERING_ROLES, opening_kind, prompts_opening
 
 # What agents legitimately rewrite inside an unchanged prompt: clocks, dates and ids in any
 # message; in the system prompt also counters ("step 3 of 10", "4 tools loaded").
@@ -148,7 +148,7 @@ def _handed_over(ctx, original_text: str) -> bool:
     mapping = ctx.transition.mapping
     if any(mapping[index] is None for index, identity in enumerate(previous.identities) if identity[0] not in STEERING_ROLES):
         return False  # the history was trimmed too
-    prompts = [text_of(message.get("content")) for message in ctx.messages if role_of(message) in STEERING_ROLES]
+    prompts = [text_of(ctx.messages[index].get("content")) for index in range(prompts_opening(ctx.messages))]
     if prompts:
         first = constraint_lines(original_text, "system")
         return any(constraint_lines(prompt, "system") - first for prompt in prompts)
@@ -317,7 +317,7 @@ class LostFirstTurnConstraint(Rule):
     @staticmethod
     def _take_over(ctx) -> None:
         """From a handoff on, the prompt the session must keep is the one that took over."""
-        index = next((i for i, m in enumerate(ctx.messages) if role_of(m) in STEERING_ROLES), None)
+        index = 0 if prompts_opening(ctx.messages) else None
         if index is None:
             del ctx.session.opening["system"]
             return

@@ -8,7 +8,7 @@ from ctxlint.profiles.lookup import compaction_at, summary_message
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates
 from ctxlint.sessions.history import Transition
-from ctxlint.sessions.model import STEERING_ROLES, last_of
+from ctxlint.sessions.model import STEERING_ROLES, conversation_end, last_of
 
 
 class DroppedAssistantTurn(Rule):
@@ -292,7 +292,8 @@ def _compacts_what_came_before(ctx) -> bool:
 
 
 def _ended_with_tool_results(turn) -> bool:
-    return bool(turn.identities) and turn.identities[-1][0] == "tool"
+    end = conversation_end(turn.identities)
+    return bool(end) and turn.identities[end - 1][0] == "tool"
 
 
 def _tool_exchange_dropped(identities: list[tuple], transition: Transition, messages: list) -> tuple[list[int], int] | None:
@@ -301,13 +302,13 @@ def _tool_exchange_dropped(identities: list[tuple], transition: Transition, mess
     user message, then the model's final reply with no assistant tool-call turn of the
     tool exchange that followed that message left before it, and goes on: the history
     kept only the text of the turn (an app that stores `content` alone)."""
-    last_user = last_of(identities, "user")
-    if last_user is None or identities[-1][0] != "tool":
+    last_user, end = last_of(identities, "user"), conversation_end(identities)
+    if last_user is None or identities[end - 1][0] != "tool":
         return None
     left_out = transition.left_out(identities)
     if not left_out or left_out[0] <= last_user:
         return None  # history cut before the exchange too: trimmed
-    exchange = range(last_user + 1, len(identities))
+    exchange = range(last_user + 1, end)
     if not all(identities[i][:2] == ("assistant", "calls") or identities[i][0] == "tool" for i in exchange):
         return None
     mapping = transition.mapping
@@ -330,20 +331,23 @@ def _newest_exchange_dropped(identities: list[tuple], transition: Transition) ->
     request) when the previous request ended with a tool-call turn and its results, and the
     next one carries everything before that exchange and the model's reply to it, but not
     the exchange: the newest step overwritten by the next (a trim cuts the oldest)."""
-    if not identities or identities[-1][0] != "tool" or transition.response_index is None:
+    end = conversation_end(identities)
+    if not end or identities[end - 1][0] != "tool" or transition.response_index is None:
         return None
-    call = len(identities) - 1
+    call = end - 1
     while call >= 0 and identities[call][0] == "tool":
         call -= 1
     if call < 0 or identities[call][:2] != ("assistant", "calls"):
         return None
     mapping, reply = transition.mapping, transition.response_position
-    if reply is None or any(mapping[index] is not None for index in range(call, len(identities))):
+    if reply is None or any(mapping[index] is not None for index in range(call, end)):
         return None
-    kept = mapping[:call]
-    if None in kept or (reply != (kept[-1] + 1 if kept else 0)):
+    # all before the exchange kept (a system prompt refreshed or not), the reply right after it
+    if any(mapping[index] is None and identities[index][0] not in STEERING_ROLES for index in range(call)):
         return None
-    return list(range(call, len(identities))), reply
+    if reply != max((position + 1 for position in mapping[:call] if position is not None), default=0):
+        return None
+    return list(range(call, end)), reply
 
 
 def _opens_with_results_of(messages: list, call_ids: list[str]) -> bool:

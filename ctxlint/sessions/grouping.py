@@ -33,7 +33,7 @@ from ctxlint.ingest.call_ids import unnumbered_call_id, unpaired_form
 from ctxlint.ingest.record import Record
 from ctxlint.ingest.sources import live_path
 from ctxlint.request_terms import call_kind, other_kinds
-from ctxlint.sessions.model import STEERING_ROLES, Session, Turn, last_of, make_turn
+from ctxlint.sessions.model import STEERING_ROLES, Session, Turn, last_of, make_turn, prompts_opening
 from ctxlint.sessions.ordering import in_time_order
 
 
@@ -728,11 +728,8 @@ def _asked(messages: list, conversation: list[tuple[int, tuple]]) -> str | None:
 
 
 def agent_prompt(messages: list) -> str | None:
-    """The text of a request's first system (or developer) message: whose conversation it is."""
-    for message in messages:
-        if role_of(message) in STEERING_ROLES:
-            return text_of(message.get("content"))[:PROMPT_COMPARED]
-    return None
+    """The text of the system (or developer) message a request opens with: whose conversation it is."""
+    return text_of(messages[0].get("content"))[:PROMPT_COMPARED] if prompts_opening(messages) else None
 
 
 PROMPT_COMPARED = 2000  # as much of a prompt as chat.similar reads

@@ -23,6 +23,22 @@ def last_of(identities: list[tuple], role: str) -> int | None:
     return next((index for index in range(len(identities) - 1, -1, -1) if identities[index][0] == role), None)
 
 
+def prompts_opening(messages: list[dict[str, Any]]) -> int:
+    """How many steering messages a request opens with: its agent's prompt. A state or
+    reminder message appended after the conversation is no agent's prompt."""
+    return next((index for index, message in enumerate(messages) if role_of(message) not in STEERING_ROLES), len(messages))
+
+
+def conversation_end(identities: list[tuple]) -> int:
+    """How many of a request's messages the conversation takes up: all but the steering
+    messages it ends with (a state or reminder message an agent appends to each request and
+    replaces at the next)."""
+    end = len(identities)
+    while end and identities[end - 1][0] in STEERING_ROLES:
+        end -= 1
+    return end
+
+
 def opening_kind(role: str | None) -> str | None:
     """What a message is among what a session must keep sending (its first system prompt,
     its first user message): "system" for a system or developer message (OpenAI's newer
