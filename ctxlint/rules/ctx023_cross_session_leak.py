@@ -126,13 +126,17 @@ class CrossSessionLeak(Rule):
     @staticmethod
     def _unlogged_reply(ctx) -> int | None:
         """Where this request carries the previous request's reply, when that reply was not
-        logged: the assistant message right after what it kept of the previous request. The
-        model may well have said the same as in another session (the same tool call)."""
+        logged: the assistant message right after what it kept of the previous request, past
+        the results of that request's calls where it sends them anew (in another form than
+        before: a result it had sent as a user message, or under another id). The model may
+        well have said the same as in another session (the same tool call)."""
         previous = ctx.previous
         if previous is None or previous.response_message is not None:
             return None
-        slot = ctx.transition.new_from
-        return slot if slot < len(ctx.messages) and role_of(ctx.messages[slot]) == "assistant" else None
+        slot, messages = ctx.transition.new_from, ctx.messages
+        while slot < len(messages) and role_of(messages[slot]) == "tool":
+            slot += 1
+        return slot if slot < len(messages) and role_of(messages[slot]) == "assistant" else None
 
     @staticmethod
     def _kept_in_other_form(ctx) -> int | None:
