@@ -8,7 +8,7 @@ from ctxlint.profiles.lookup import agent_context, agent_context_after, blank_as
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates_cut_history
 from ctxlint.rules.ctx009_tool_result_as_user_message import user_stand_ins
-from ctxlint.sessions.model import conversation_end
+from ctxlint.sessions.model import ended_on
 
 
 class ConsecutiveUserMessages(Rule):
@@ -98,7 +98,7 @@ class ConsecutiveUserMessages(Rule):
                 not _after_the_reply(identities, transition, i) and restates_cut_history(ctx, i))}
         previous = ctx.previous
         response = previous.record.response if previous is not None else None
-        asked_last = _asked_last(previous)
+        asked_last = ended_on(previous.identities) if previous is not None else None
         if response is not None and asked_last is not None and asked_last[0] == "user":
             # the provider refused the request that asked it, or its reply said nothing (filtered):
             # no reply came to keep before the next message; unless a retry of it got one
@@ -137,13 +137,6 @@ class ConsecutiveUserMessages(Rule):
                     message_index=index, pointer=f"/messages/{index}", stands_at=index - 1,
                     evidence={"previous": excerpt(first, 60), "this": excerpt(second, 60)},
                 )
-
-
-def _asked_last(previous) -> tuple | None:
-    """The message the previous request ended its conversation on (before a state message
-    it appended after it, which the next request replaces), or None."""
-    end = conversation_end(previous.identities) if previous is not None else 0
-    return previous.identities[end - 1] if end else None
 
 
 def _opening_sent_again_before_kept_history(ctx, index: int) -> bool:

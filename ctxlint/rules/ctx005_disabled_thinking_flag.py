@@ -111,8 +111,8 @@ def _tool_turn_against_the_switch(ctx, switched_on: str | None) -> Violation | N
             or role_of(messages[-1]) == "assistant":
         return None
     start = tool_loop_start(profile, messages)
-    opener = next((index for index in range(start + 1, len(messages)) if role_of(messages[index]) == "assistant"), None)
-    if start < 0 or opener is None or not tool_calls_of(messages[opener]) or reasoning_of(messages[opener])[0] is not None:
+    opener = next((index for index in range(start + 1, len(messages)) if role_of(messages[index]) == "assistant"), None) if start >= 0 else None
+    if opener is None or not tool_calls_of(messages[opener]) or reasoning_of(messages[opener])[0] is not None:
         return None
     return Violation(
         f"{profile.id} rejects a request that turns thinking on (thinking.type {as_sent(switched_on)}) inside a tool-use turn that began "

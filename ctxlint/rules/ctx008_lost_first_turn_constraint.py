@@ -145,8 +145,7 @@ def _handed_over(ctx, original_text: str) -> bool:
     says something the first did not: not the first cut short) or, with none, other tools
     (another agent's configuration, as frameworks hand a run over)."""
     previous = ctx.previous
-    mapping = ctx.transition.mapping
-    if any(mapping[index] is None for index, identity in enumerate(previous.identities) if identity[0] not in STEERING_ROLES):
+    if ctx.transition.left_out(previous.identities):
         return False  # the history was trimmed too
     prompts = [text_of(ctx.messages[index].get("content")) for index in range(prompts_opening(ctx.messages))]
     if prompts:
@@ -317,10 +316,10 @@ class LostFirstTurnConstraint(Rule):
     @staticmethod
     def _take_over(ctx) -> None:
         """From a handoff on, the prompt the session must keep is the one that took over."""
-        index = 0 if prompts_opening(ctx.messages) else None
-        if index is None:
+        if not prompts_opening(ctx.messages):
             del ctx.session.opening["system"]
             return
+        index = 0
         label = f"the system message that took over at turn {ctx.turn.number} (message {ctx.label(index)})"
         ctx.session.opening["system"] = (index, ctx.messages[index], ctx.turn.number, label, ctx.label(index))
 

@@ -8,7 +8,7 @@ from ctxlint.profiles.lookup import compaction_at, summary_message
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates
 from ctxlint.sessions.history import Transition
-from ctxlint.sessions.model import STEERING_ROLES, conversation_end, last_of
+from ctxlint.sessions.model import STEERING_ROLES, conversation_end, ended_on, last_of
 
 
 class DroppedAssistantTurn(Rule):
@@ -292,8 +292,8 @@ def _compacts_what_came_before(ctx) -> bool:
 
 
 def _ended_with_tool_results(turn) -> bool:
-    end = conversation_end(turn.identities)
-    return bool(end) and turn.identities[end - 1][0] == "tool"
+    last = ended_on(turn.identities)
+    return last is not None and last[0] == "tool"
 
 
 def _tool_exchange_dropped(identities: list[tuple], transition: Transition, messages: list) -> tuple[list[int], int] | None:
@@ -343,7 +343,7 @@ def _newest_exchange_dropped(identities: list[tuple], transition: Transition) ->
     if reply is None or any(mapping[index] is not None for index in range(call, end)):
         return None
     # all before the exchange kept (a system prompt refreshed or not), the reply right after it
-    if any(mapping[index] is None and identities[index][0] not in STEERING_ROLES for index in range(call)):
+    if any(index < call for index in transition.left_out(identities)):
         return None
     if reply != max((position + 1 for position in mapping[:call] if position is not None), default=0):
         return None

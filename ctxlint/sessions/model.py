@@ -39,6 +39,13 @@ def conversation_end(identities: list[tuple]) -> int:
     return end
 
 
+def ended_on(identities: list[tuple]) -> tuple | None:
+    """The message a request's conversation ends on (before a state message it appends after
+    it), or None."""
+    end = conversation_end(identities)
+    return identities[end - 1] if end else None
+
+
 def opening_kind(role: str | None) -> str | None:
     """What a message is among what a session must keep sending (its first system prompt,
     its first user message): "system" for a system or developer message (OpenAI's newer
