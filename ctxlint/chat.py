@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
+from functools import lru_cache
 from typing import Any, Iterator
 
 import orjson
@@ -24,6 +25,7 @@ INLINE_THINKING = "<think> block in content"
 THOUGHT_SIGNATURES = "thought_signature of its tool calls"
 
 EDIT_SIMILARITY = 0.6  # how alike two texts must be to count as one text, edited
+EDITED_MESSAGE_KEPT = 8  # characters a user's message must hold for words added to it to read as an edit
 
 _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
 
@@ -64,6 +66,16 @@ def similar(first: str, second: str) -> bool:
     """Whether one text reads as an edit of the other (a refreshed system prompt, a user
     message corrected and resent)."""
     return difflib.SequenceMatcher(None, first[:2000], second[:2000], autojunk=False).ratio() >= EDIT_SIMILARITY
+
+
+def edited_message(old: str, new: str) -> bool:
+    """Whether a user's message resent as `new` reads as their edit of `old`: a text much
+    alike, or the old one kept whole with words added before or after it (a short
+    question with a sentence added is no longer much alike, but is the same message
+    edited). The old text must say enough to be told from a new message that opens
+    alike ("ok", "继续")."""
+    kept = old.strip()
+    return similar(old, new) or (len(kept) >= EDITED_MESSAGE_KEPT and kept in new)
 
 
 # Text in blocks of its own tags (`<environment_context>…</environment_context>`): what an
@@ -503,10 +515,45 @@ def announces_summary(message: dict[str, Any]) -> bool:
     """Whether a message opens by saying it summarizes the conversation so far, and goes on
     to (at least SUMMARY_WORDS_AT_LEAST words, a CJK character counting as one)."""
     text = text_of(message.get("content"))
-    head = " ".join(text[:300].lower().split())
-    if _SUMMARY_ANNOUNCEMENT.match(head) is None:
-        return False
+    return _announces(text[:300]) and _says_enough(text)
+
+
+def _announces(head: str) -> bool:
+    return _SUMMARY_ANNOUNCEMENT.match(" ".join(head.lower().split())) is not None
+
+
+def _says_enough(text: str) -> bool:
     return len(text.split()) + len(CJK_CHARACTER.findall(text)) >= SUMMARY_WORDS_AT_LEAST
+
+
+# A block of a prompt that holds the conversation's summary in tags of its own (memory
+# layers put `<conversation_summary>…</conversation_summary>` into the system prompt)
+_SUMMARY_BLOCK = re.compile(r"<((?:[\w.-]*_)?summary)>(.*?)</\1>", re.DOTALL | re.IGNORECASE)
+PROMPT_READ_FOR_A_SUMMARY = 20000  # characters: a running summary sits in the prompt's text, not past a long document
+
+
+def carries_summary(text: str) -> bool:
+    """Whether a prompt holds a summary of the conversation so far in a section of its own
+    (summary_section_at). Apps that keep a running summary put it into the system prompt,
+    in place of the history it stands for."""
+    return summary_section_at(text) is not None
+
+
+@lru_cache(maxsize=1024)
+def summary_section_at(text: str) -> int | None:
+    """Where a prompt's summary of the conversation so far begins, if it holds one: a line
+    that opens one (announces_summary's wording, "Summary of the conversation so far: …")
+    or a block in summary tags, either saying enough to be one."""
+    text = text[:PROMPT_READ_FOR_A_SUMMARY]
+    block = next((block for block in _SUMMARY_BLOCK.finditer(text) if _says_enough(block.group(2))), None)
+    start = 0
+    for line in text.splitlines(keepends=True):
+        if block is not None and start >= block.start():
+            break
+        if _announces(line[:300]) and _says_enough(text[start:]):
+            return start
+        start += len(line)
+    return None if block is None else block.start()
 
 
 def message_identity(message: dict[str, Any]) -> tuple:

@@ -22,6 +22,7 @@ from ctxlint.chat import ReasoningSeen, call_made, greeting_only, last_user_inde
 from ctxlint.ingest.record import InputProblem, Record, too_deep
 from ctxlint.ingest.shapes import LOG_FIELDS
 from ctxlint.profiles import Profile, ProfileBook, passback_required, settings_sent, tool_loop_start
+from ctxlint.profiles.lookup import summary_message
 from ctxlint.rules.base import NO_CHAIN, Finding, Rule, Violation
 from ctxlint.sessions.grouping import ROUTED_PARTS, SessionAssembler, Thread, carrying_older, note_reply, part_name, route
 from ctxlint.sessions.history import Transition, align, side_request_on
@@ -668,7 +669,10 @@ class Engine:
             judged |= log.check(ctx, tally)
         session.summary.add(self._metrics(ctx))
         if ctx.previous is not None and not session.history_cut and ctx.transition.edited_at is None:  # an edit branches, cuts nothing
-            session.history_cut = bool(ctx.transition.left_out(ctx.previous.identities))
+            # a summary put in place of what the request left out stands for it: the history
+            # was compacted, not trimmed, and goes on whole after the summary
+            session.history_cut = bool(ctx.transition.left_out(ctx.previous.identities)) and not any(
+                summary_message(ctx.messages[index]) for index in ctx.transition.put_in(ctx.messages))
         self._learn(session.ledger, turn, ctx.profile.id if ctx.profile.known else None)
         if record.response is not None and record.response.finish_reason in UNFINISHED and turn.response_message is not None:
             session.unfinished |= {turn.response_identity()}

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import orjson
 
-from ctxlint.chat import BLANK_CONTENT, REASONING_FIELDS, SAID_MEMBERS, announces_summary, as_sent, dotted, key_text, last_user_index, last_user_turn_index, provider_compaction, role_of, tagged_block_names, text_of
+from ctxlint.chat import BLANK_CONTENT, REASONING_FIELDS, SAID_MEMBERS, announces_summary, as_sent, carries_summary, dotted, key_text, last_user_index, last_user_turn_index, provider_compaction, role_of, tagged_block_names, text_of
 
 if TYPE_CHECKING:
     from ctxlint.ingest.record import Record
@@ -516,8 +516,10 @@ def blank_as_a_whole(message: dict[str, Any]) -> bool:
 
 def summary_message(message: dict[str, Any]) -> bool:
     """Whether a message is a summary of the conversation before it: an agent's own
-    (client_summary), or one that says it is (chat.announces_summary)."""
-    return client_summary(message) or announces_summary(message)
+    (client_summary), or one that says it is (chat.announces_summary), or a prompt that
+    holds one in a section of its own (chat.carries_summary)."""
+    return client_summary(message) or announces_summary(message) or (
+        role_of(message) in ("system", "developer") and carries_summary(text_of(message.get("content"))))
 
 
 def compaction_at(messages: list[dict[str, Any]]) -> int | None:

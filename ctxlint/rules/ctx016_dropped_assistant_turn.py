@@ -31,7 +31,8 @@ class DroppedAssistantTurn(Rule):
     nothing (no text and no tool calls: filtered by the provider, `finish_reason`
     `content_filter`, or empty; Anthropic refuses an empty text block sent back), nor an edit:
     a request that is N's messages up to one of its user messages, then a corrected text
-    of that message (a chat UI's edit-and-resend branches the conversation there). Nor is
+    of that message (much alike, or the old text kept with words added: a chat UI's
+    edit-and-resend branches the conversation there). Nor is
     a request that asks another question in place of the message N ended with, when the
     two were made to other models or for other purposes (N with a `response_format`,
     tools or a `tool_choice` of its own): N was a side request on the history (follow-up
@@ -53,7 +54,9 @@ class DroppedAssistantTurn(Rule):
     Nor is a text reply folded, with the history before it, into a summary the request
     puts in place of what it cut (one that restates the reply's words, says it is a
     summary, "Summary of our conversation so far: …", or opens as a known agent's summary
-    does): CTX008 judges what the summary kept.
+    does; or a system prompt that holds one in a section of its own, a line that opens one
+    or a `<conversation_summary>` block): CTX008 judges what the summary kept. A history
+    compacted so is not read as trimmed: a reply lost after the summary is reported.
 
     A reply lost between two user messages, and a tool-call turn lost (or kept empty)
     while its results are kept, is one defect: this rule reports it, and CTX003 (the two

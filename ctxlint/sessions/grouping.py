@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ctxlint.chat import CJK_CHARACTER, message_identity, role_of, short_hash, similar, text_of, tool_call_ids
+from ctxlint.chat import CJK_CHARACTER, edited_message, message_identity, role_of, short_hash, similar, summary_section_at, text_of, tool_call_ids
 from ctxlint.ingest.call_ids import unnumbered_call_id, unpaired_form
 from ctxlint.ingest.record import Record
 from ctxlint.ingest.sources import live_path
@@ -104,7 +104,7 @@ class _Open:
         sent = self.sent
         return (len(identities) == sent and identities[-1][0] == "user" and identities[-1] != self.history[sent - 1]
                 and identities[:-1] == self.history[:sent - 1] and self.asked is not None
-                and (similar(self.asked, asked) or self.asked_after_reply or other_kinds(self.kind, kind)))
+                and (edited_message(self.asked, asked) or self.asked_after_reply or other_kinds(self.kind, kind)))
 
 
     def asked_aside_by(self, identities: list[tuple], kind: tuple | None) -> bool:
@@ -739,7 +739,20 @@ def _same_prompt(known_prompt: str | None, prompt: str | None) -> bool:
     """Whether two requests send one prompt: the same text or an edit of it, or none both."""
     if known_prompt is None or prompt is None:
         return known_prompt is prompt
-    return known_prompt == prompt or similar(known_prompt, prompt)
+    return known_prompt == prompt or similar(known_prompt, prompt) or _same_under_a_summary(known_prompt, prompt)
+
+
+def _same_under_a_summary(known_prompt: str, prompt: str) -> bool:
+    """Whether a prompt is the known one, or an edit of it, with a summary of the
+    conversation so far added or replaced (chat.summary_section_at): an app that keeps a
+    running summary in its system prompt, in place of the history it cut. What comes
+    before the summary is the agent's prompt; a prompt that is a summary alone is none."""
+    at = summary_section_at(prompt)
+    if not at:
+        return False
+    known_at = summary_section_at(known_prompt)
+    base, known_base = prompt[:at].strip(), known_prompt[:known_at].strip()
+    return bool(base) and (base == known_base or similar(base, known_base))
 
 
 def _other_agent(known_prompt: str | None, known_model: str | None, prompt: str | None, model: str | None) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ctxlint.chat import (call_function, comparable_text, last_user_index, message_identity_of, role_of, similar, tagged_blocks_only,
+from ctxlint.chat import (call_function, comparable_text, edited_message, last_user_index, message_identity_of, role_of, tagged_blocks_only,
                           text_of, tool_call_ids, tool_calls_of)
 from ctxlint.ingest.call_ids import unpaired_form
 from ctxlint.request_terms import call_kind, declared_tool_names, other_kinds
@@ -307,7 +307,7 @@ def edited_user_message(previous: Turn, following: Turn, branch: int | None, ask
     if branch is None:
         return None
     old, new = previous.messages[branch], following.messages[branch]
-    if role_of(old) == "user" and similar(text_of(old.get("content")), text_of(new.get("content"))):
+    if role_of(old) == "user" and edited_message(text_of(old.get("content")), text_of(new.get("content"))):
         return branch
     return branch if asked_instead is not None and other_kinds(call_kind(previous.record), call_kind(following.record)) else None
 
