@@ -395,6 +395,8 @@ class ChainInference:
             # furthest along, its own agent's, its model's, the latest
             goes_on = (reply is not None and reply in identities) or any(
                 identity[0] == "tool" and identity[1] in candidate.response_calls for identity in identities)
+            if score <= 2 and not goes_on and None not in (prompt, candidate.prompt) and not _same_prompt(candidate.prompt, prompt):
+                continue  # two messages in common (an acknowledgement, a question many ask) under another prompt: another agent's
             carried_whole = whole and candidate.sent > candidate.opened
             rank = (score, goes_on, carried_whole, at or 0, same_agent, candidate.model == model, candidate.last_seen)
             if rank > best_rank:
