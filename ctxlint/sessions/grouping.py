@@ -663,6 +663,8 @@ class Thread:
     newest_unpaired: int | None = None
     kind: int | None = None  # its last request's request_terms.call_kind, hashed
     task: int | None = None  # its last request's task_header, hashed, when that request asked one message alone
+    started: int | None = None  # its first request's conversation messages, hashed as one
+    past_start: bool = False  # whether its last request went past them (_starts_over)
 
     @classmethod
     def after(cls, part: int, turn: Turn, interned: dict[str, str], before: "Thread | None" = None) -> "Thread":
@@ -679,10 +681,12 @@ class Thread:
         calls = tuple(hash(call_id) for call_id in reply[2]) if reply is not None and reply[:2] == ("assistant", "calls") else ()
         unpaired = unpaired_form(newest) if newest is not None else None
         kind, task = call_kind(turn.record), _task_of(turn.record)
+        conversation = hash(tuple(identity for _, identity in turn.conversation_identities()))
+        started = before.started if before is not None else conversation
         return cls(part, live_path(turn.record.file), prompt, model, replied, newest_hash,
                    None if opening is None else hash(turn.identities[opening]), texts, given, calls,
                    None if unpaired is None else hash(unpaired), None if kind is None else hash(kind),
-                   None if task is None else hash(task))
+                   None if task is None else hash(task), started, conversation != started)
 
     def shadows(self, threads: list["Thread"]) -> bool:
         """Whether another agent's thread of the key was given this one's newest message in
@@ -807,6 +811,8 @@ def route(threads: list[Thread], record: Record) -> int | None:
     sub-agent, a summarizer, a title call) or, in another log, the key reused for a new
     conversation (test runs that name their sessions alike). `threads` is kept in order
     of use; the caller records the request's thread afterwards (remember)."""
+    if _starts_over(threads, record):
+        return None
     prompt = agent_prompt(record.messages)
     chosen = _gone_on_from(threads, record, prompt) or _answering(threads, record) or _cut_at_its_head(threads, record, prompt)
     if chosen is None:
@@ -818,6 +824,17 @@ def route(threads: list[Thread], record: Record) -> int | None:
                        and not (task is not None and task == thread.task)
                        and not _about(thread, record) and not thread.shadows(threads)), None)
     return None if chosen is None else chosen.part
+
+
+def _starts_over(threads: list[Thread], record: Record) -> bool:
+    """Whether the request sends again, alone, the conversation a thread's first request
+    sent, in the same log, once the latest thread that started so went past it: a new run
+    of that task under the same key (a sub-agent given the same task again, a scenario run
+    again), not a turn of the run before. Sent again before the thread went on, it is a
+    retry of its first request."""
+    conversation = hash(tuple(message_identity(message) for message in record.messages if role_of(message) not in STEERING_ROLES))
+    latest = next((thread for thread in reversed(threads) if thread.started == conversation and thread.log == live_path(record.file)), None)
+    return latest is not None and latest.past_start
 
 
 TASK_HEADER = (12, 200)  # the length of the instruction a templated message opens with, in characters
@@ -891,15 +908,22 @@ def _gone_on_from(threads: list[Thread], record: Record, prompt: str | None) -> 
     if not threads:
         return None
     messages = record.messages
-    for position in range(len(messages) - 1, -1, -1):
+    last = len(messages) - 1
+    # a thread whose newest message the request ends on sends it again (a retry), unless the
+    # request carries another thread's reply before it: it goes on from that reply (two runs
+    # of one task make the same call, get the same result, where calls have no ids of their own)
+    resent = None
+    for position in range(last, -1, -1):
         identity = hash(message_identity(messages[position]))
         for thread in reversed(threads):
             if identity == thread.replied:
                 return thread
-            if (identity in (thread.newest, thread.newest_unpaired) or (identity == thread.opening and thread.log == live_path(record.file))) \
-                    and (position < len(messages) - 1 or _same_agent(thread.prompt, thread.model, prompt, record.model)):
-                return thread
-    return None
+            if resent is None and (identity in (thread.newest, thread.newest_unpaired) or (identity == thread.opening and thread.log == live_path(record.file))) \
+                    and (position < last or _same_agent(thread.prompt, thread.model, prompt, record.model)):
+                if position < last:
+                    return thread
+                resent = thread
+    return resent
 
 
 # The conversations of a key a request is routed among: the most recently used, and an
