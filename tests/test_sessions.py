@@ -904,3 +904,25 @@ def test_a_request_goes_on_from_the_keys_recent_conversations_or_the_one_whose_r
         sessions = {session["id"]: session["requests"] for session in report["sessions"]}
         assert len(sessions) == 40 and sessions["run#40"] == 2 and sessions["run"] == 2
         assert code_lines(report) == []
+
+
+def test_a_task_given_again_under_one_key_is_a_new_run_once_the_first_went_on(tmp_path):
+    """Under one session key, a sub-agent is given the same task three times. Each run
+    sends what the first run's first request sent, alone, after the run before it went on
+    past it: a new run (key, key#2, key#3), each run's call and result its own. A request
+    sent again before its run went on is a retry of it, in the same session."""
+    system = {"role": "system", "content": "You are the Researcher. Search the web and report in three bullets."}
+    task = U("Find the carrier's damage claim rules")
+    def line(messages, reply):
+        return orjson.dumps({"session_id": "order-5521", "request": {"model": "gpt-4.1", "messages": messages},
+                             "response": {"choices": [{"message": reply, "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop"}]}})
+    lines = [line([system, task], A("Retrying."))]  # answered, then sent again before the run went on: a retry
+    for run in (1, 2, 3):
+        search = A(None, tool_calls=[call(f"call_search_{run}")])
+        found = {"role": "tool", "tool_call_id": f"call_search_{run}", "content": "Claims must be filed within 7 days."}
+        lines += [line([system, task], search), line([system, task, search, found], A(f"- File within 7 days (run {run})"))]
+    log = tmp_path / "runs.jsonl"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    report = json_report(str(log))
+    assert {session["id"]: session["requests"] for session in report["sessions"]} == {"order-5521": 3, "order-5521#2": 2, "order-5521#3": 2}
+    assert code_lines(report) == []
