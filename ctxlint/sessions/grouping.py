@@ -664,7 +664,8 @@ class Thread:
     kind: int | None = None  # its last request's request_terms.call_kind, hashed
     task: int | None = None  # its last request's task_header, hashed, when that request asked one message alone
     started: int | None = None  # its first request's conversation messages, hashed as one
-    past_start: bool = False  # whether its last request went past them (_starts_over)
+    started_size: int = 0  # how many they are
+    past_start: bool = False  # whether a request went past them (_starts_over)
 
     @classmethod
     def after(cls, part: int, turn: Turn, interned: dict[str, str], before: "Thread | None" = None) -> "Thread":
@@ -681,12 +682,19 @@ class Thread:
         calls = tuple(hash(call_id) for call_id in reply[2]) if reply is not None and reply[:2] == ("assistant", "calls") else ()
         unpaired = unpaired_form(newest) if newest is not None else None
         kind, task = call_kind(turn.record), _task_of(turn.record)
-        conversation = hash(tuple(identity for _, identity in turn.conversation_identities()))
-        started = before.started if before is not None else conversation
+        if before is not None and before.past_start:
+            started, size, past = before.started, before.started_size, True
+        else:
+            conversation = [identity for _, identity in turn.conversation_identities()]
+            if before is None:
+                started, size, past = hash(tuple(conversation)), len(conversation), False
+            else:
+                started, size = before.started, before.started_size
+                past = len(conversation) != size or hash(tuple(conversation)) != started
         return cls(part, live_path(turn.record.file), prompt, model, replied, newest_hash,
                    None if opening is None else hash(turn.identities[opening]), texts, given, calls,
                    None if unpaired is None else hash(unpaired), None if kind is None else hash(kind),
-                   None if task is None else hash(task), started, conversation != started)
+                   None if task is None else hash(task), started, size, past)
 
     def shadows(self, threads: list["Thread"]) -> bool:
         """Whether another agent's thread of the key was given this one's newest message in
@@ -832,8 +840,19 @@ def _starts_over(threads: list[Thread], record: Record) -> bool:
     of that task under the same key (a sub-agent given the same task again, a scenario run
     again), not a turn of the run before. Sent again before the thread went on, it is a
     retry of its first request."""
-    conversation = hash(tuple(message_identity(message) for message in record.messages if role_of(message) not in STEERING_ROLES))
-    latest = next((thread for thread in reversed(threads) if thread.started == conversation and thread.log == live_path(record.file)), None)
+    sizes = {thread.started_size for thread in threads if thread.past_start}
+    if not sizes:
+        return False
+    conversation, longest = [], max(sizes)
+    for message in record.messages:  # read no further than the longest start: most requests are longer
+        if role_of(message) not in STEERING_ROLES:
+            conversation.append(message_identity(message))
+            if len(conversation) > longest:
+                return False
+    if len(conversation) not in sizes:
+        return False
+    started = hash(tuple(conversation))
+    latest = next((thread for thread in reversed(threads) if thread.started == started and thread.log == live_path(record.file)), None)
     return latest is not None and latest.past_start
 
 
