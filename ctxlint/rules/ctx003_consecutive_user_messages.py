@@ -8,13 +8,16 @@ from ctxlint.profiles.lookup import agent_context, agent_context_after, blank_as
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates_cut_history
 from ctxlint.rules.ctx009_tool_result_as_user_message import user_stand_ins
-from ctxlint.sessions.model import ended_on
+from ctxlint.sessions.model import STEERING_ROLES, conversation_end, ended_on
 
 
 class ConsecutiveUserMessages(Rule):
     """
     ## What it does
-    Flags two `user` messages that follow each other with nothing between them. Two
+    Flags two `user` messages that follow each other with nothing between them. So are
+    two with only system messages between them that the previous request sent after the
+    first, which it ended its conversation on (a reminder or state line after the user's
+    message: the model's reply to it belongs after them). Two
     participants of a group chat, told apart by different `name` fields (the field
     chat-completions defines for that), are not flagged, and neither is a summary that a
     request puts in place of the history it cut (before the messages it kept, where it cut
@@ -99,6 +102,8 @@ class ConsecutiveUserMessages(Rule):
         previous = ctx.previous
         response = previous.record.response if previous is not None else None
         asked_last = ended_on(previous.identities) if previous is not None else None
+        # what the last request sent after its conversation (a reminder or state line)
+        trailing = frozenset(previous.identities[conversation_end(previous.identities):]) if previous is not None else frozenset()
         if response is not None and asked_last is not None and asked_last[0] == "user":
             # the provider refused the request that asked it, or its reply said nothing (filtered):
             # no reply came to keep before the next message; unless a retry of it got one
@@ -110,29 +115,31 @@ class ConsecutiveUserMessages(Rule):
         for index in range(start, len(messages)):
             if index in results_as_user:
                 continue  # one of the call turn's results sent as a user message: CTX009's finding
-            if role_of(messages[index]) == "user" and role_of(messages[index - 1]) == "user" \
-                    and not different_participants(messages[index - 1], messages[index]) \
-                    and identities[index] not in summaries and identities[index - 1] not in summaries \
-                    and identities[index - 1] not in refused and not summary_message(messages[index - 1]) \
+            before = _user_before(messages, identities, index, asked_last, trailing) if role_of(messages[index]) == "user" else None
+            if before is not None \
+                    and not different_participants(messages[before], messages[index]) \
+                    and identities[index] not in summaries and identities[before] not in summaries \
+                    and identities[before] not in refused and not summary_message(messages[before]) \
                     and not retries_an_empty_reply(messages[index]):
-                first, second = (text_of(messages[i].get("content")) for i in (index - 1, index))
-                if _attachment_only(messages[index - 1], first) or _attachment_only(messages[index], second):
+                first, second = (text_of(messages[i].get("content")) for i in (before, index))
+                if _attachment_only(messages[before], first) or _attachment_only(messages[index], second):
                     continue
-                if blank_as_a_whole(messages[index - 1]) or blank_as_a_whole(messages[index]):
+                if blank_as_a_whole(messages[before]) or blank_as_a_whole(messages[index]):
                     continue  # a message the API refuses as blank, not a second turn: CTX029's finding
-                if (tagged_blocks_only(first) or context_heading(first) or agent_context(messages[index - 1])) and not (
-                        asked_last == identities[index - 1]):
+                if (tagged_blocks_only(first) or context_heading(first) or agent_context(messages[before])) and not (
+                        asked_last == identities[before]):
                     continue  # context or retrieved material before the user's words, not asked alone: one user turn
                 if agent_context_after(messages[index]) or (
-                        tagged_blocks_only(second) and all(role_of(message) in ("system", "developer") for message in messages[:index - 1])):
+                        tagged_blocks_only(second) and all(role_of(message) in ("system", "developer") for message in messages[:before])):
                     continue  # what an agent recalls for the user's words (its workspace, knowledge): one user turn
-                if transition is not None and transition.sent_together(index - 1, index):
+                if transition is not None and transition.sent_together(before, index):
                     continue  # judged where they first stood together (a request that rewrote what comes before them re-reads them)
-                if transition is not None and (transition.trimmed_between(index - 1, index, ctx.previous.identities)
+                if transition is not None and (transition.trimmed_between(before, index, ctx.previous.identities)
                                                or _opening_sent_again_before_kept_history(ctx, index)):
                     continue  # history trimmed from the middle: what stood between them was cut, not lost
                 yield Violation(
-                    f"messages {ctx.label(index - 1)} and {ctx.label(index)} are both user messages",
+                    f"messages {ctx.label(before)} and {ctx.label(index)} are both user messages"
+                    + (", with only the system messages the last request sent after the first between them" if before < index - 1 else ""),
                     key=(short_hash(first), short_hash(second)),
                     message_index=index, pointer=f"/messages/{index}", stands_at=index - 1,
                     evidence={"previous": excerpt(first, 60), "this": excerpt(second, 60)},
@@ -175,3 +182,19 @@ def _attachment_only(message: dict, text: str) -> bool:
     """A user message of content parts none of which is text (an image, audio, a file)."""
     content = message.get("content")
     return isinstance(content, list) and bool(content) and not text.strip()
+
+
+def _user_before(messages: list, identities: list[tuple], index: int, asked_last: tuple | None, trailing: frozenset) -> int | None:
+    """The user message right before message `index`; or, past system messages, the one the
+    previous request's conversation ended on, when those system messages are the ones that
+    request sent after it (a reminder or state line after the conversation: the reply to
+    that message belongs after them)."""
+    before = index - 1
+    while before > 0 and role_of(messages[before]) in STEERING_ROLES:
+        before -= 1
+    if role_of(messages[before]) != "user":
+        return None
+    if before == index - 1:
+        return before
+    return before if asked_last == identities[before] and all(identity in trailing for identity in identities[before + 1:index]) else None
+
