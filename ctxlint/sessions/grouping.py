@@ -395,7 +395,7 @@ class ChainInference:
             # furthest along, its own agent's, its model's, the latest
             goes_on = (reply is not None and reply in identities) or any(
                 identity[0] == "tool" and identity[1] in candidate.response_calls for identity in identities)
-            if score <= 2 and not goes_on and None not in (prompt, candidate.prompt) and not _same_prompt(candidate.prompt, prompt):
+            if score <= 2 and not goes_on and None not in (prompt, candidate.prompt) and not same_agent:
                 continue  # two messages in common (an acknowledgement, a question many ask) under another prompt: another agent's
             carried_whole = whole and candidate.sent > candidate.opened
             rank = (score, goes_on, carried_whole, at or 0, same_agent, candidate.model == model, candidate.last_seen)
