@@ -8,7 +8,7 @@ from ctxlint.profiles.lookup import agent_context, agent_context_after, blank_as
 from ctxlint.rules.base import Rule, Violation
 from ctxlint.rules.ctx008_lost_first_turn_constraint import restates_cut_history
 from ctxlint.rules.ctx009_tool_result_as_user_message import user_stand_ins
-from ctxlint.sessions.model import STEERING_ROLES, conversation_end, ended_on
+from ctxlint.sessions.model import conversation_end, ended_on
 
 
 class ConsecutiveUserMessages(Rule):
@@ -189,10 +189,8 @@ def _user_before(messages: list, identities: list[tuple], index: int, asked_last
     previous request's conversation ended on, when those system messages are the ones that
     request sent after it (a reminder or state line after the conversation: the reply to
     that message belongs after them)."""
-    before = index - 1
-    while before > 0 and role_of(messages[before]) in STEERING_ROLES:
-        before -= 1
-    if role_of(messages[before]) != "user":
+    before = conversation_end(identities, index) - 1
+    if before < 0 or role_of(messages[before]) != "user":
         return None
     if before == index - 1:
         return before

@@ -29,11 +29,11 @@ def prompts_opening(messages: list[dict[str, Any]]) -> int:
     return next((index for index, message in enumerate(messages) if role_of(message) not in STEERING_ROLES), len(messages))
 
 
-def conversation_end(identities: list[tuple]) -> int:
+def conversation_end(identities: list[tuple], end: int | None = None) -> int:
     """How many of a request's messages the conversation takes up: all but the steering
     messages it ends with (a state or reminder message an agent appends to each request and
-    replaces at the next)."""
-    end = len(identities)
+    replaces at the next). Given `end`, of its first `end` messages."""
+    end = len(identities) if end is None else end
     while end and identities[end - 1][0] in STEERING_ROLES:
         end -= 1
     return end
