@@ -533,7 +533,7 @@ class Engine:
         self._asks = {rule.code: bool(rule.needs) or type(rule).cannot_judge is not Rule.cannot_judge for rule in rules}
         self._warns = {rule.code: "tokens" in rule.needs or type(rule).caveat is not Rule.caveat for rule in rules}
         self._tool_tokens: dict[str, int] = {}
-        self._plans: dict[tuple[str, ...], list[tuple[Rule, int, bool, bool]]] = {}
+        self._plans: dict[tuple[Rule, ...], list[tuple[Rule, int, bool, bool]]] = {}
 
     def prompt_tokens(self, turn: Turn, previous: Turn | None = None) -> TokenCount:
         """The prompt's tokens by ctxlint's counter; the messages shared with the previous
@@ -637,7 +637,9 @@ class Engine:
             caveat = rule.caveat(ctx) if warns else None
             if caveat:
                 tally.caveats[rule.code][caveat] += 1
-            seen.append((rule, bit, list(rule.check(ctx))))
+            violations = list(rule.check(ctx))
+            if violations or (live | stored) & bit:  # a rule with nothing found and no defect going on has nothing to update
+                seen.append((rule, bit, violations))
         seen_here = {rule.code for rule, _, violations in seen if violations}
         shown_elsewhere = {place for _, _, violations in seen for violation in violations for place in violation.shows_as}
         for rule, bit, violations in seen:
@@ -705,7 +707,7 @@ class Engine:
 
     def _plan(self, rules: list[Rule]) -> list[tuple[Rule, int, bool, bool]]:
         """Per rule: its bit, whether to ask it cannot_judge, whether to ask it caveat."""
-        key = tuple(rule.code for rule in rules)
+        key = tuple(rules)
         plan = self._plans.get(key)
         if plan is None:
             plan = self._plans[key] = [(rule, self.bit[rule.code], self._asks[rule.code], self._warns[rule.code]) for rule in rules]
@@ -761,8 +763,10 @@ class Engine:
         # Keys with more than one conversation: their parts, most recently used last (a dict
         # as an ordered set). The threads themselves stay with their sessions (and sleep with them).
         parts_of: dict[tuple[str, bool], dict[int, None]] = {}
-        # per key, its parts' last replies (hashed identities): a request that carries one goes
-        # on from that part even when it is not among the most recently used (grouping.ROUTED_PARTS)
+        # per key with more than one conversation, its parts' last replies (hashed identities):
+        # a request that carries one goes on from that part even when it is not among the
+        # most recently used (grouping.ROUTED_PARTS). A key of one conversation keeps none: in
+        # a log of a million sessions that would be a dict for each.
         replies_of: dict[tuple[str, bool], dict[int, int]] = {}
         interned: dict[str, str] = {}
         tally = Tally() if share is not None else Tally(sessions=SummaryShelf(spill))
@@ -776,7 +780,7 @@ class Engine:
             if share is not None and not share.checks(key):
                 continue
             try:
-                part = self._part(key, record, sessions, parts_of, replies_of.get(key), spill) if key[1] else 1
+                part = self._part(key, record, sessions, parts_of, replies_of, spill) if key[1] else 1
             except (RecursionError, TypeError) as error:  # reported by the process that owns the session
                 self._unreadable(record, error, tally, True)
                 continue
@@ -794,7 +798,8 @@ class Engine:
             if key[1] and session.previous is not None:
                 before = session.thread
                 session.thread = Thread.after(part, session.previous, interned, before)
-                note_reply(replies_of.setdefault(key, {}), part, before, session.thread)
+                if key in replies_of:
+                    note_reply(replies_of[key], part, before, session.thread)
             awake.pop(place, None)
             awake[place] = session
             if len(awake) > HOT_SESSIONS:
@@ -811,15 +816,15 @@ class Engine:
 
     @staticmethod
     def _part(key: tuple[str, bool], record: Record, sessions: dict, parts_of: dict[tuple[str, bool], dict[int, None]],
-              replies: dict[int, int] | None, spill: Spill) -> int:
+              replies_of: dict[tuple[str, bool], dict[int, int]], spill: Spill) -> int:
         """The part of its key a keyed record goes to (grouping.route, among the key's
         ROUTED_PARTS most recently used and any older one whose last reply the record
         carries), their sessions woken to read their threads; a key that gains a second part
-        has its parts listed."""
+        has its parts listed, and its parts' last replies kept from then on (note_reply)."""
         listed = parts_of.get(key)
         known = list(islice(reversed(listed), ROUTED_PARTS))[::-1] if listed else [1]
-        if listed is not None and len(listed) > ROUTED_PARTS and replies:
-            known[:0] = carrying_older(record, replies, set(known))
+        if listed is not None and len(listed) > ROUTED_PARTS and replies_of[key]:
+            known[:0] = carrying_older(record, replies_of[key], set(known))
         threads, woken, unchecked = [], [], []
         for part in known:
             session = sessions.get((*key, part))
@@ -835,6 +840,8 @@ class Engine:
             if part != chosen:  # back to sleep: only the chosen one is checked now
                 sessions[(*key, part)] = Dormant(sessions[(*key, part)], spill)
         if chosen != 1 or listed is not None:
+            if listed is None:  # the second part: the first's last reply is in its thread (threads holds at most that one)
+                replies_of[key] = {thread.replied: thread.part for thread in threads if thread.replied is not None}
             listed = parts_of.setdefault(key, {1: None})
             listed.pop(chosen, None)
             listed[chosen] = None  # most recently used last
