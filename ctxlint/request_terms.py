@@ -55,8 +55,9 @@ REPLY_FORM = ("tool_choice", "function_call", "toolConfig", "tool_config", "resp
               "output_format", "output_config.format", "generationConfig.responseMimeType", "generationConfig.responseSchema",
               "generationConfig.responseJsonSchema", "generation_config.response_mime_type", "generation_config.response_schema",
               "generation_config.response_json_schema")
+_REPLY_FORM_MEMBERS = tuple((path, path.split(".")[0]) for path in REPLY_FORM)  # each path, and the member it starts at
 # The members that say what a call is for, beside its messages (kept when a request is slimmed)
-PURPOSE_MEMBERS = ("tools", "functions", *dict.fromkeys(path.split(".")[0] for path in REPLY_FORM))
+PURPOSE_MEMBERS = ("tools", "functions", *dict.fromkeys(member for _, member in _REPLY_FORM_MEMBERS))
 
 
 def purpose(request: dict) -> tuple[Any, ...]:
@@ -64,7 +65,7 @@ def purpose(request: dict) -> tuple[Any, ...]:
     offers, the tool it forces, the form of the reply. Two requests with the same messages
     and another purpose are two calls (an app's router or classifier that gets a structured
     answer beside its agent), not one sent again."""
-    form = ((path, dotted(request, path)) for path in REPLY_FORM)
+    form = ((path, dotted(request, path)) for path, member in _REPLY_FORM_MEMBERS if member in request)
     return frozenset(declared_tool_names(request)), tuple((path, canonical_json(value)) for path, value in form if value is not None)
 
 

@@ -75,6 +75,8 @@ def user_stand_ins(messages: list[dict], index: int) -> list[int]:
     turn answered by user messages, as many as it made calls (those that follow each other
     right after it); after its tool messages, those that stand for the results they leave
     out (results_sent_as_user)."""
+    if not tool_call_ids(messages[index]):
+        return []  # no call, no result to stand for (most assistant messages: checked first)
     if not answered_as_user(messages, index):
         return [position for position, _ in results_sent_as_user(messages, index)]
     positions = []
