@@ -102,8 +102,6 @@ class ConsecutiveUserMessages(Rule):
         previous = ctx.previous
         response = previous.record.response if previous is not None else None
         asked_last = ended_on(previous.identities) if previous is not None else None
-        # what the last request sent after its conversation (a reminder or state line)
-        trailing = frozenset(previous.identities[conversation_end(previous.identities):]) if previous is not None else frozenset()
         if response is not None and asked_last is not None and asked_last[0] == "user":
             # the provider refused the request that asked it, or its reply said nothing (filtered):
             # no reply came to keep before the next message; unless a retry of it got one
@@ -115,7 +113,7 @@ class ConsecutiveUserMessages(Rule):
         for index in range(start, len(messages)):
             if index in results_as_user:
                 continue  # one of the call turn's results sent as a user message: CTX009's finding
-            before = _user_before(messages, identities, index, asked_last, trailing) if role_of(messages[index]) == "user" else None
+            before = _user_before(messages, identities, index, previous.identities if previous is not None else None, asked_last) if role_of(messages[index]) == "user" else None
             if before is not None \
                     and not different_participants(messages[before], messages[index]) \
                     and identities[index] not in summaries and identities[before] not in summaries \
@@ -184,15 +182,19 @@ def _attachment_only(message: dict, text: str) -> bool:
     return isinstance(content, list) and bool(content) and not text.strip()
 
 
-def _user_before(messages: list, identities: list[tuple], index: int, asked_last: tuple | None, trailing: frozenset) -> int | None:
+def _user_before(messages: list, identities: list[tuple], index: int, previous_identities: list[tuple] | None,
+                 asked_last: tuple | None) -> int | None:
     """The user message right before message `index`; or, past system messages, the one the
-    previous request's conversation ended on, when those system messages are the ones that
-    request sent after it (a reminder or state line after the conversation: the reply to
-    that message belongs after them)."""
+    previous request's conversation ended on (`asked_last`), when those system messages are
+    the ones that request sent after it (a reminder or state line after the conversation:
+    the reply to that message belongs after them)."""
     before = conversation_end(identities, index) - 1
     if before < 0 or role_of(messages[before]) != "user":
         return None
     if before == index - 1:
         return before
-    return before if asked_last == identities[before] and all(identity in trailing for identity in identities[before + 1:index]) else None
+    if previous_identities is None or asked_last != identities[before]:
+        return None
+    trailing = set(previous_identities[conversation_end(previous_identities):])  # read only here: the rare case
+    return before if all(identity in trailing for identity in identities[before + 1:index]) else None
 
