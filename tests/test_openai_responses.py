@@ -6,7 +6,9 @@ import orjson
 import pytest
 
 from conftest import FIXTURES, REAL_LOGS, needs_real_logs
-from ctxlint.ingest import read_inputs
+from ctxlint.ingest import Record, Skipped, read_inputs
+from ctxlint.ingest.shapes import as_item
+from ctxlint.ingest.stored_responses import NOT_HELD, StoredResponses
 from ctxlint.ingest.responses import parse_response
 from helpers import code_lines, json_report, located_findings, write_records
 
@@ -88,7 +90,7 @@ def test_a_side_request_with_a_text_format_of_its_own_is_a_branch(tmp_path, keye
     assert code_lines(report) == []
 
 
-def test_a_request_that_continues_a_stored_response_is_skipped_with_its_reason(tmp_path):
+def test_a_request_that_continues_a_stored_conversation_or_an_unlogged_response_is_skipped_with_its_reason(tmp_path):
     log = _write(tmp_path, [
         {"request": {"model": MODEL, "previous_response_id": "resp_1", "input": [{"role": "user", "content": "more"}]}},
         {"request": {"model": MODEL, "input": [{"type": "item_reference", "id": "msg_1"}, {"role": "user", "content": "more"}]}},
@@ -96,8 +98,123 @@ def test_a_request_that_continues_a_stored_response_is_skipped_with_its_reason(t
     ])
     report = json_report(log)
     assert report["findings"] == [] and report["summary"]["records"] == 0
-    assert list(report["summary"]["skipped"].values()) == [3]
-    assert "previous_response_id" in next(iter(report["summary"]["skipped"]))
+    skipped = report["summary"]["skipped"]
+    assert sorted(skipped.values()) == [1, 2]
+    assert skipped[NOT_HELD] == 1 and "previous_response_id" in NOT_HELD
+
+
+def _chained(items, previous=None, reply=None, instructions="Be brief.", session="s"):
+    """A request that goes on from the stored response `previous`, sending only `items`."""
+    request = {"model": MODEL, "input": items, "tools": TOOLS}
+    if instructions is not None:
+        request["instructions"] = instructions
+    if previous is not None:
+        request["previous_response_id"] = previous
+    record = {"request": request}
+    if session is not None:
+        record["session_id"] = session
+    if reply is not None:
+        record["response"] = reply
+    return record
+
+
+def _reply(response_id, reply):
+    return {**reply, "id": response_id}
+
+
+ANSWER = {"role": "user", "content": "And Paris?"}
+
+
+def test_a_request_that_continues_a_logged_response_is_linted_on_the_history_the_provider_holds(tmp_path):
+    log = _write(tmp_path, [
+        _chained([USER], reply=_reply("resp_1", CALLS_REPLY)),
+        _chained([OUT_OSLO, OUT_ROME], "resp_1", _reply("resp_2", TEXT_REPLY)),
+        _chained([ANSWER], "resp_2", _reply("resp_3", TEXT_REPLY)),
+    ])
+    report = json_report(log)
+    assert report["findings"] == [] and report["summary"]["skipped"] == {}
+    assert [session["requests"] for session in report["sessions"]] == [3]
+    third = read_inputs([log]).records[2]
+    # its instructions, the stored conversation (the first request's input and both replies), its own input
+    assert [message["role"] for message in third.messages] == ["system", "user", "assistant", "tool", "tool", "assistant", "user"]
+    assert third.messages[2]["tool_calls"][1]["id"] == "call_2" and third.messages[2]["reasoning_details"][0]["id"] == "rs_1"
+    assert [third.label(index) for index in (1, 5, 6)] == ["0 of resp_2", "4 of resp_2", "0"]
+
+
+def test_a_call_of_the_stored_response_answered_by_a_user_message_is_reported_once_where_it_was_sent(tmp_path):
+    log = _write(tmp_path, [
+        _chained([USER], reply=_reply("resp_1", CALLS_REPLY)),
+        _chained([{"role": "user", "content": "Oslo is 12C, Rome 24C"}], "resp_1", _reply("resp_2", TEXT_REPLY)),
+        _chained([ANSWER], "resp_2", _reply("resp_3", TEXT_REPLY)),
+    ])
+    report = json_report(log)
+    assert located_findings(report) == [("CTX009", 2, 0, "/input/0", "call_1")]
+    assert "assistant message 1 of resp_1" in report["findings"][0]["message"]
+
+
+def test_a_request_that_drops_the_instructions_loses_them_the_stored_response_does_not_carry_them(tmp_path):
+    """The provider does not carry a stored response's instructions over: sent no more,
+    the model no longer sees them. Sent again, or changed, they stand."""
+    first = _chained([USER], reply=_reply("resp_1", TEXT_REPLY), instructions="Never book red-eye flights.")
+    dropped = _write(tmp_path, [first, _chained([ANSWER], "resp_1", _reply("resp_2", TEXT_REPLY), instructions=None)])
+    assert located_findings(json_report(dropped)) == [("CTX008", 2, None, None, None)]
+    sent_again = write_records(tmp_path / "again.jsonl", [first, _chained([ANSWER], "resp_1", instructions="Never book red-eye flights.")])
+    assert json_report(sent_again)["findings"] == []
+
+
+def test_a_reply_regenerated_from_the_same_response_is_a_branch_the_conversation_goes_on_from(tmp_path):
+    log = _write(tmp_path, [
+        _chained([USER], reply=_reply("resp_1", TEXT_REPLY)),
+        _chained([ANSWER], "resp_1", _reply("resp_2", TEXT_REPLY)),
+        _chained([ANSWER], "resp_1", _reply("resp_3", TEXT_REPLY)),  # regenerated: resp_2 is left behind
+        _chained([{"role": "user", "content": "And Lyon?"}], "resp_3", _reply("resp_4", TEXT_REPLY)),
+    ])
+    report = json_report(log)
+    assert report["findings"] == [] and report["summary"]["skipped"] == {}
+    assert [session["requests"] for session in report["sessions"]] == [4]
+
+
+def test_a_response_of_another_session_is_not_the_one_a_request_goes_on_from(tmp_path):
+    log = _write(tmp_path, [
+        _chained([USER], reply=_reply("resp_1", TEXT_REPLY), session="a"),
+        _chained([ANSWER], "resp_1", _reply("resp_2", TEXT_REPLY), session="b"),
+    ])
+    report = json_report(log)
+    assert report["summary"]["records"] == 1 and report["summary"]["skipped"] == {NOT_HELD: 1}
+
+
+def test_a_reply_the_provider_did_not_store_is_not_one_a_request_goes_on_from(tmp_path):
+    unstored = _chained([USER], reply=_reply("resp_1", TEXT_REPLY))
+    unstored["request"]["store"] = False
+    report = json_report(_write(tmp_path, [unstored, _chained([ANSWER], "resp_1", _reply("resp_2", TEXT_REPLY))]))
+    assert report["summary"]["records"] == 1 and report["summary"]["skipped"] == {NOT_HELD: 1}
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_chain_without_session_keys_is_one_session_with_the_same_findings(tmp_path, jobs):
+    records = [
+        _chained([USER], reply=_reply("resp_1", CALLS_REPLY), session=None),
+        _chained([OUT_OSLO], "resp_1", _reply("resp_2", TEXT_REPLY), session=None),  # call_2 left unanswered
+        _chained([ANSWER], "resp_2", _reply("resp_3", TEXT_REPLY), session=None),
+    ]
+    report = json_report(_write(tmp_path, records), "--jobs", jobs)
+    assert [session["requests"] for session in report["sessions"]] == [3]
+    assert located_findings(report) == [("CTX002", 2, None, "/previous_response_id", "call_2")]
+
+
+def test_only_the_latest_responses_are_held():
+    stored = StoredResponses(window=2)
+    records = [_record_of(_chained([USER], reply=_reply(f"resp_{n}", TEXT_REPLY)), n) for n in range(3)]
+    for record in records:
+        assert stored.rebuilt(record) is record
+    assert isinstance(stored.rebuilt(_record_of(_chained([ANSWER], "resp_0"), 4)), Skipped)
+    assert len(stored.rebuilt(_record_of(_chained([ANSWER], "resp_1"), 5)).messages) == 4
+
+
+def _record_of(logged, line):
+    record = as_item(logged, "log.jsonl", line, None)
+    assert isinstance(record, Record), record
+    return record
 
 
 def test_a_string_input_with_instructions_is_a_system_and_a_user_message(tmp_path):

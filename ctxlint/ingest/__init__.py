@@ -17,6 +17,7 @@ from ctxlint.ingest.record import InputProblem, Record, Response, Skipped, too_d
 from ctxlint.ingest.reuse import SharedPrefixDecoder
 from ctxlint.ingest.shapes import NO_KEY, BatchOutput, ReplyLine, as_items, awaits_reply, line_session_key, session_key_in_bytes
 from ctxlint.ingest.sources import Source, expand
+from ctxlint.ingest.stored_responses import StoredResponses
 from ctxlint.ingest.written_order import newest_first, pages_oldest_first
 from ctxlint.progress import NoProgress
 
@@ -222,6 +223,20 @@ REPLY_WINDOW = 64  # requests a reply line may come after (or, written by anothe
 
 
 def sort_items(items: Iterable[Item], into: Ingested, report_unmatched: bool = True) -> Iterator[Record]:
+    """The records, in input order, each with its reply and, where it goes on from a stored
+    response the log holds, that response's history (ingest.stored_responses); problems
+    and skips go into `into`."""
+    stored = StoredResponses()
+    for record in _replies_joined(items, into, report_unmatched):
+        rebuilt = stored.rebuilt(record)
+        if isinstance(rebuilt, Skipped):
+            into.skipped.append(rebuilt)
+            into.record_count -= 1
+        else:
+            yield rebuilt
+
+
+def _replies_joined(items: Iterable[Item], into: Ingested, report_unmatched: bool) -> Iterator[Record]:
     """The records, in input order; problems and skips go into `into`. A record that
     logged no reply is held (and the records after it) until a reply line joins it or
     REPLY_WINDOW records have come after it; a reply line that answers no held record

@@ -12,10 +12,11 @@ no `call_id`) are left out, on both the request and the response side. A functio
 custom tool call must carry its `call_id` (a located input error without it); an output
 of one without it is a tool message without an id, which CTX010 reports.
 
-A request that continues a stored response or conversation (`previous_response_id`,
-`conversation`, `item_reference` items) does not carry its history: the provider holds
-it, so there is nothing to rebuild the session from. It is counted as skipped, with
-that reason.
+A request that continues a stored response (`previous_response_id`) sends only its new
+input: ingest.stored_responses puts back the conversation the provider holds, when the
+log holds that response. One that continues a stored conversation (`conversation`,
+`item_reference` items) does not carry its history and nothing in the log rebuilds it:
+it is counted as skipped, with that reason.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ CALL_PARTS = {"/function/arguments": "/arguments", "/function/name": "/name", "/
 SETTINGS = {"/reasoning_effort": "/reasoning/effort"}
 # Keys only a Responses body has, beside a string `input` (an embeddings body has `input` too).
 RESPONSES_KEYS = ("instructions", "previous_response_id", "max_output_tokens", "reasoning", "text", "store", "include", "truncation", "tools")
-STORED = "not linted: a Responses API request that continues a stored response or conversation (previous_response_id, conversation or item_reference), whose history the provider holds"
+STORED = "not linted: a Responses API request that continues a stored conversation (conversation or item_reference), whose history the provider holds"
 # The calls the app runs and answers itself: each must carry the call_id its output names.
 CLIENT_CALLS = ("function_call", "custom_tool_call")
 CLIENT_OUTPUTS = ("function_call_output", "custom_tool_call_output")
@@ -62,12 +63,19 @@ def holds_chat_messages(body: dict[str, Any]) -> bool:
         for item in items)
 
 
-def continues_stored_response(body: dict[str, Any]) -> bool:
-    """The provider holds the history this request goes on from: a previous response, a
-    stored conversation (its items are prepended to the input), or items by reference."""
+def continues_stored_conversation(body: dict[str, Any]) -> bool:
+    """The provider holds the history this request goes on from, and no logged reply
+    gives it: a stored conversation (its items are prepended to the input), or items by
+    reference."""
     items = body.get("input")
-    return bool(body.get("previous_response_id")) or bool(body.get("conversation")) or (
+    return bool(body.get("conversation")) or (
         isinstance(items, list) and any(isinstance(item, dict) and item.get("type") == "item_reference" for item in items))
+
+
+def previous_response(body: dict[str, Any]) -> str | None:
+    """The stored response this request goes on from (the provider prepends its history)."""
+    previous = body.get("previous_response_id")
+    return previous if isinstance(previous, str) and previous else None
 
 
 def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:

@@ -97,6 +97,12 @@ class Record:
     # False when the log does not record the request's settings (a tracer's span or event
     # that keeps the messages alone): a thinking switch it does not show is unknown, not off
     settings_recorded: bool = True
+    # the stored response a Responses API request goes on from (previous_response_id): it
+    # sent only its new input until ingest.stored_responses puts the history back
+    continues: str | None = None
+    # a Responses API request whose reply the provider stores (`store` not false): a later
+    # request may go on from that reply
+    reply_stored: bool = False
 
     def label(self, index: int) -> str:
         """How findings name message `index`: as the body that was sent numbers it."""

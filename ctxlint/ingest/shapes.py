@@ -427,7 +427,7 @@ def history_held_by_provider(body: dict[str, Any], responses: bool) -> str | Non
     """Why a request carries only its new input, the provider holding the history it goes
     on from (there is no session to rebuild from it), or None when it carries its history.
     `responses`: the body is a Responses API one."""
-    if responses and openai_responses.continues_stored_response(body):
+    if responses and openai_responses.continues_stored_conversation(body):
         return openai_responses.STORED
     if "messages" in body and isinstance(body.get("context_id"), str) and body["context_id"]:
         return CONTEXT_HELD
@@ -472,6 +472,9 @@ def translated_record(api: Any, body: dict[str, Any], file: str, line: int, shap
     INTERNER.intern(request["messages"])
     if api is gemini:  # its reply's unnamed calls are numbered after the request's
         fields["response"] = numbered_reply(request["messages"], fields.get("response"))
+    if api is openai_responses:
+        fields["continues"] = openai_responses.previous_response(body)
+        fields["reply_stored"] = body.get("store") is not False
     return Record(file=file, line=line, shape=shape, request=request, source_map=source_map, **fields)
 
 

@@ -1,0 +1,81 @@
+"""Requests that go on from a stored response (the Responses API's `previous_response_id`),
+rebuilt into the whole conversation the provider ran them on.
+
+Such a request sends only its new input items; the provider prepends what the response
+it names ran on, less that response's `instructions` (they are not carried over), and
+that response's output. When the log holds that response, ctxlint does the same, so the
+request is linted as the model saw it. The messages taken from the stored conversation
+are named by the response they came with and point at `/previous_response_id`; what the
+request itself sent keeps its place in `/input`.
+
+Only a response of the same session (the same key, or both without one) is looked for,
+among the last STORED_WINDOW stored replies the log gave (Responses API requests not sent
+with `store: false`): a worker of `--jobs` holds whole sessions, so it joins what one
+process joins, and memory stays bounded. A request whose response is not there is
+counted as skipped, with that reason.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import replace
+from typing import Any
+
+from ctxlint.ingest.record import Record, Skipped
+from ctxlint.ingest.source_map import Origin, SourceMap
+
+# How many of the latest stored replies a request may go on from (each holds its
+# conversation: references to messages other records share, not copies)
+STORED_WINDOW = 1024
+INSTRUCTIONS = "/instructions"
+NOT_HELD = (f"not linted: a Responses API request that goes on from a stored response (previous_response_id) that is not among"
+            f" the log's last {STORED_WINDOW:,} stored replies, in its session, so its history cannot be rebuilt")
+
+
+class StoredResponses:
+    """The conversations of the latest logged responses, by response id, and the requests
+    that go on from them rebuilt."""
+
+    def __init__(self, window: int = STORED_WINDOW) -> None:
+        self.window = window
+        # response id -> (session key, the conversation the response ran on and its output)
+        self._held: OrderedDict[str, tuple[str | None, tuple[dict[str, Any], ...]]] = OrderedDict()
+
+    def rebuilt(self, record: Record) -> Record | Skipped:
+        """The record as the provider ran it (its stored conversation before its own input),
+        or why it cannot be linted; a record that continues nothing is itself. What it
+        answered is then held for the requests that go on from it."""
+        if record.continues is not None:
+            held = self._held.get(record.continues)
+            if held is None or held[0] != record.session_key:
+                return Skipped(record.file, record.line, NOT_HELD)
+            record = _joined(record, held[1])
+        self._hold(record)
+        return record
+
+    def _hold(self, record: Record) -> None:
+        response = record.response
+        if not record.reply_stored or response is None or response.id is None or response.failed or response.message is None:
+            return
+        self._held.pop(response.id, None)
+        self._held[response.id] = (record.session_key, (*_conversation(record), response.message))
+        if len(self._held) > self.window:
+            self._held.popitem(last=False)
+
+
+def _conversation(record: Record) -> list[dict[str, Any]]:
+    """What a request carries on to the next: its messages less its `instructions`."""
+    origins = record.source_map.origins if record.source_map is not None else ()
+    return [message for index, message in enumerate(record.messages)
+            if not (index < len(origins) and origins[index].pointer == INSTRUCTIONS)]
+
+
+def _joined(record: Record, stored: tuple[dict[str, Any], ...]) -> Record:
+    """The record with the stored conversation put after its instructions, before its input."""
+    source_map: SourceMap = record.source_map
+    own = list(zip(record.messages, source_map.origins))
+    lead = 1 if own and own[0][1].pointer == INSTRUCTIONS else 0
+    named = [Origin(None, "/previous_response_id", name=f"{position} of {record.continues}") for position in range(len(stored))]
+    messages = [message for message, _ in own[:lead]] + list(stored) + [message for message, _ in own[lead:]]
+    origins = tuple(origin for _, origin in own[:lead]) + tuple(named) + tuple(origin for _, origin in own[lead:])
+    return replace(record, request={**record.request, "messages": messages}, source_map=replace(source_map, origins=origins))
