@@ -14,7 +14,9 @@ class RefusedSetting(Rule):
     `max_tokens` sent to OpenAI's reasoning models (o1, o3, o4-mini, GPT-5 and its
     versions, which take `max_completion_tokens`), and a `temperature` other than 1 sent
     to o1, o3, o4-mini and the first GPT-5 models (GPT-5.1 and newer take one with
-    `reasoning_effort` `none`, their default, so they are not judged). The model
+    `reasoning_effort` `none`, their default, so they are not judged), and
+    `reasoning_effort` sent to OpenAI's models without reasoning (GPT-4o, GPT-4.1, GPT-4,
+    GPT-3.5; a `null` value is not sent). The model
     profiles' data names the models, with its sources. The request must name the model
     as that API does (no `org/` prefix or `:tag`: gateways such as OpenRouter and LiteLLM
     translate or drop such settings). A request whose successful reply is logged is left
@@ -27,8 +29,9 @@ class RefusedSetting(Rule):
     The API answers 400 ("Unsupported parameter: 'max_tokens' is not supported with this
     model. Use 'max_completion_tokens' instead.", "Unsupported value: 'temperature' does
     not support 0.2 with this model") before the model sees anything, and every request
-    of the session fails the same way. It happens when an app moves from GPT-4o to a
-    reasoning model and keeps the settings it wrote for the old one.
+    of the session fails the same way ("Unsupported parameter: 'reasoning_effort' is not
+    supported with this model." for GPT-4o). It happens when an app moves from GPT-4o to a
+    reasoning model and keeps the settings it wrote for the old one, or back.
 
     ## Example
     ```json
@@ -44,7 +47,8 @@ class RefusedSetting(Rule):
     code = "CTX037"
     name = "refused-setting"
     severity = "error"
-    remediation = "Send the setting the model takes in its place (max_completion_tokens for max_tokens), or leave the refused setting out."
+    remediation = ("Send the setting the model takes in its place (max_completion_tokens for max_tokens), or leave the refused setting out"
+                   " (reasoning_effort for a model without reasoning).")
 
     def check(self, ctx) -> Iterable[Violation]:
         for entry, refusal in refused_settings(ctx.turn.record):
