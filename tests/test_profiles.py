@@ -17,7 +17,7 @@ from helpers import json_report, write_records
     ("gpt-4o-2024-08-06", "gpt-4o", 128_000),
     ("azure/gpt-4o", "gpt-4o", 128_000),
     ("ft:gpt-4o-mini-2024-07-18:acme::9abc", "gpt-4o", 128_000),  # an OpenAI fine-tune has its base model's window
-    ("bedrock/anthropic.claude-3-5-sonnet-20240620-v1:0", "claude", 200_000),
+    ("bedrock/anthropic.claude-3-5-sonnet-20240620-v1:0", "claude-without-thinking", 200_000),
     ("us.anthropic.claude-sonnet-4-20250514-v1:0", "claude", 200_000),  # a Bedrock cross-region profile
     ("claude-haiku-4-5@20251001", "claude", 200_000),  # Vertex AI's versioned name
     ("claude-sonnet-4-6", "claude-4.6", 1_000_000),  # the 4.6 models and all newer serve 1M tokens, not 200K

@@ -19,7 +19,9 @@ class DisabledThinkingFlag(Rule):
     sent to a thinking-only Qwen3 model (`qwen3-…-thinking-2507`,
     `qwen3-next-80b-a3b-thinking`; the hybrid Qwen3 models take it); the manual
     `thinking: {"type": "enabled", "budget_tokens": …}` sent to Claude Opus 4.7 and newer,
-    which take adaptive thinking only (Opus 4.6 and older still take it), a thinking budget
+    which take adaptive thinking only (Opus 4.6 and older still take it), any thinking
+    (`enabled` or `adaptive`) sent to the Claude models before Claude 3.7 Sonnet (3.5
+    Sonnet and Haiku, the Claude 3 models, Claude 2), which have none, a thinking budget
     of 0 sent to Gemini 2.5 Pro (which cannot turn thinking off), and a
     `reasoning_effort` value outside the values the model's profile accepts (GLM-5.x
     takes `low`, `high`, `max`; o3 does not take `none`). For OpenAI's models the effort
