@@ -22,7 +22,7 @@ from dataclasses import replace
 from typing import Any
 
 from ctxlint.ingest.record import Record, Skipped
-from ctxlint.ingest.source_map import Origin, SourceMap
+from ctxlint.ingest.source_map import Origin
 
 # How many of the latest stored replies a request may go on from (each holds its
 # conversation: references to messages other records share, not copies)
@@ -63,19 +63,22 @@ class StoredResponses:
             self._held.popitem(last=False)
 
 
+def _instructions(record: Record) -> int:
+    """How many messages the request's `instructions` make (to_chat puts them first): 0 or 1."""
+    origins = record.source_map.origins if record.source_map is not None else ()
+    return 1 if origins and origins[0].pointer == INSTRUCTIONS else 0
+
+
 def _conversation(record: Record) -> list[dict[str, Any]]:
     """What a request carries on to the next: its messages less its `instructions`."""
-    origins = record.source_map.origins if record.source_map is not None else ()
-    return [message for index, message in enumerate(record.messages)
-            if not (index < len(origins) and origins[index].pointer == INSTRUCTIONS)]
+    return record.messages[_instructions(record):]
 
 
 def _joined(record: Record, stored: tuple[dict[str, Any], ...]) -> Record:
     """The record with the stored conversation put after its instructions, before its input."""
-    source_map: SourceMap = record.source_map
-    own = list(zip(record.messages, source_map.origins))
-    lead = 1 if own and own[0][1].pointer == INSTRUCTIONS else 0
-    named = [Origin(None, "/previous_response_id", name=f"{position} of {record.continues}") for position in range(len(stored))]
-    messages = [message for message, _ in own[:lead]] + list(stored) + [message for message, _ in own[lead:]]
-    origins = tuple(origin for _, origin in own[:lead]) + tuple(named) + tuple(origin for _, origin in own[lead:])
-    return replace(record, request={**record.request, "messages": messages}, source_map=replace(source_map, origins=origins))
+    lead = _instructions(record)
+    origins = record.source_map.origins
+    named = tuple(Origin(None, "/previous_response_id", name=f"{position} of {record.continues}") for position in range(len(stored)))
+    messages = [*record.messages[:lead], *stored, *record.messages[lead:]]
+    return replace(record, request={**record.request, "messages": messages},
+                   source_map=replace(record.source_map, origins=origins[:lead] + named + origins[lead:]))
