@@ -95,12 +95,13 @@ def test_a_request_that_continues_a_stored_conversation_or_an_unlogged_response_
         {"request": {"model": MODEL, "previous_response_id": "resp_1", "input": [{"role": "user", "content": "more"}]}},
         {"request": {"model": MODEL, "input": [{"type": "item_reference", "id": "msg_1"}, {"role": "user", "content": "more"}]}},
         {"request": {"model": MODEL, "conversation": "conv_1", "input": [{"role": "user", "content": "more"}]}},
+        {"request": {"model": MODEL, "previous_response_id": 7, "input": [OUT_OSLO]}},  # no id the log can hold
     ])
     report = json_report(log)
     assert report["findings"] == [] and report["summary"]["records"] == 0
     skipped = report["summary"]["skipped"]
-    assert sorted(skipped.values()) == [1, 2]
-    assert skipped[NOT_HELD] == 1 and "previous_response_id" in NOT_HELD
+    assert sorted(skipped.values()) == [2, 2]
+    assert skipped[NOT_HELD] == 2 and "previous_response_id" in NOT_HELD
 
 
 def _chained(items, previous=None, reply=None, instructions="Be brief.", session="s"):

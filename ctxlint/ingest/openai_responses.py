@@ -73,9 +73,10 @@ def continues_stored_conversation(body: dict[str, Any]) -> bool:
 
 
 def previous_response(body: dict[str, Any]) -> str | None:
-    """The stored response this request goes on from (the provider prepends its history)."""
+    """The stored response this request goes on from (the provider prepends its history);
+    an id that is no string names none the log holds, and the request is skipped."""
     previous = body.get("previous_response_id")
-    return previous if isinstance(previous, str) and previous else None
+    return str(previous) if previous else None
 
 
 def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
