@@ -203,6 +203,14 @@ def test_a_chain_without_session_keys_is_one_session_with_the_same_findings(tmp_
     assert located_findings(report) == [("CTX002", 2, None, "/previous_response_id", "call_2")]
 
 
+def test_a_logged_chain_reports_the_call_a_user_message_answered_where_it_was_sent():
+    """Two chains of stored responses: one whose call gets its output, one whose call is
+    answered by the user's words, reported at the line that sent them."""
+    report = json_report(str(FIXTURES / "readers" / "openai_responses_chain_call_answered_by_user.jsonl"))
+    assert [session["requests"] for session in report["sessions"]] == [3, 2]
+    assert located_findings(report) == [("CTX009", 5, 0, "/input/0", "call_x")]
+
+
 def test_only_the_latest_responses_are_held():
     stored = StoredResponses(window=2)
     records = [_record_of(_chained([USER], reply=_reply(f"resp_{n}", TEXT_REPLY)), n) for n in range(3)]
