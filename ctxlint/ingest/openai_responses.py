@@ -33,6 +33,7 @@ CALL_PARTS = {"/function/arguments": "/arguments", "/function/name": "/name", "/
 SETTINGS = {"/reasoning_effort": "/reasoning/effort"}
 # Keys only a Responses body has, beside a string `input` (an embeddings body has `input` too).
 RESPONSES_KEYS = ("instructions", "previous_response_id", "max_output_tokens", "reasoning", "text", "store", "include", "truncation", "tools")
+INSTRUCTIONS = "/instructions"  # where the prompt the first normalized message holds came from
 STORED = "not linted: a Responses API request that continues a stored conversation (conversation or item_reference), whose history the provider holds"
 # The calls the app runs and answers itself: each must carry the call_id its output names.
 CLIENT_CALLS = ("function_call", "custom_tool_call")
@@ -88,7 +89,7 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
         text = instructions if isinstance(instructions, str) else "\n".join(
             text_of(item.get("content")) for item in instructions if isinstance(item, dict))
         messages.append({"role": "system", "content": text})
-        origins.append(Origin(None, "/instructions", content="", name="instructions"))
+        origins.append(Origin(None, INSTRUCTIONS, content="", name="instructions"))
     items = body.get("input")
     if isinstance(items, str):
         messages.append({"role": "user", "content": items})

@@ -21,13 +21,13 @@ from collections import OrderedDict
 from dataclasses import replace
 from typing import Any
 
+from ctxlint.ingest.openai_responses import INSTRUCTIONS
 from ctxlint.ingest.record import Record, Skipped
 from ctxlint.ingest.source_map import Origin
 
 # How many of the latest stored replies a request may go on from (each holds its
 # conversation: references to messages other records share, not copies)
 STORED_WINDOW = 1024
-INSTRUCTIONS = "/instructions"
 NOT_HELD = (f"not linted: a Responses API request that goes on from a stored response (previous_response_id) that is not among"
             f" the log's last {STORED_WINDOW:,} stored replies, in its session, so its history cannot be rebuilt")
 
