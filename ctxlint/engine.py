@@ -532,7 +532,7 @@ class Engine:
         # Most rules need nothing and have no caveat: skip asking them, request after request.
         self._asks = {rule.code: bool(rule.needs) or type(rule).cannot_judge is not Rule.cannot_judge for rule in rules}
         self._warns = {rule.code: "tokens" in rule.needs or type(rule).caveat is not Rule.caveat for rule in rules}
-        self._tool_tokens: dict[str, int] = {}
+        self._tool_tokens: dict[tuple[str, str], int] = {}  # (counter, tools' hash): one count per tokenizer
         self._plans: dict[tuple[Rule, ...], list[tuple[Rule, int, bool, bool]]] = {}
 
     def prompt_tokens(self, turn: Turn, previous: Turn | None = None) -> TokenCount:
@@ -544,7 +544,7 @@ class Engine:
         count = TokenCount(TOKENS_PER_REPLY + total, name)
         tools = turn.record.request.get("tools")
         if tools:
-            key = short_hash(tools)
+            key = (name, short_hash(tools))
             if key not in self._tool_tokens:
                 self._tool_tokens[key] = self.counter.count_text(orjson.dumps(tools, option=orjson.OPT_SORT_KEYS).decode(), model).tokens
             count = TokenCount(count.tokens + self._tool_tokens[key], count.counter)

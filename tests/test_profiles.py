@@ -89,9 +89,9 @@ def test_a_body_past_the_window_is_flagged_though_its_logged_usage_counts_less(t
     """A reply's usage that counts far fewer tokens than its request's body holds is not that
     body's, or a gateway cut the prompt to fit (OpenRouter's middle-out): the body is past
     the window all the same. A body the offline count cannot show past the window (with the
-    counter's 15%) keeps the server's count."""
+    counter's 15%: cl100k_base stands in for Mistral's tokenizer) keeps the server's count."""
     def record(words: int, usage: int) -> dict:
-        return {"session_id": f"s{words}-{usage}", "request": {"model": "gpt-4o", "messages": [
+        return {"session_id": f"s{words}-{usage}", "request": {"model": "mistral-large-latest", "messages": [
                     {"role": "user", "content": "Summarize these notes: " + "the quarterly plan moves two launches " * (words // 6)}]},
                 "response": {"choices": [{"index": 0, "message": {"role": "assistant", "content": "Two launches move."},
                                           "finish_reason": "stop"}], "usage": {"prompt_tokens": usage, "completion_tokens": 5}}}
