@@ -53,25 +53,27 @@ def _bundled_copy(name: str) -> bytes | None:
         return None
 
 
+def _file(path: str) -> Iterator[tuple[str, bytes]]:
+    try:
+        with open(path, "rb") as handle:
+            yield path, handle.read()
+    except OSError:
+        pass
+
+
 def _candidates(location: str) -> Iterator[tuple[str, bytes]]:
     """Where an encoding file may be on disk, with what is there: a path as given; for a URL,
     tiktoken's cache, then a copy another package ships."""
     if "://" not in location:
-        paths = [location]
-    else:
-        cache_dir = _cache_dir()
-        paths = [os.path.join(cache_dir, hashlib.sha1(location.encode()).hexdigest())] if cache_dir else []
-    for path in paths:
-        try:
-            with open(path, "rb") as handle:
-                yield path, handle.read()
-        except OSError:
-            pass
-    if "://" in location:
-        name = location.rsplit("/", 1)[-1]
-        bundled = _bundled_copy(name)
-        if bundled is not None:
-            yield f"the copy of {name} in {BUNDLED_ENCODING_FILES[name][0]}", bundled
+        yield from _file(location)
+        return
+    cache_dir = _cache_dir()
+    if cache_dir:
+        yield from _file(os.path.join(cache_dir, hashlib.sha1(location.encode()).hexdigest()))
+    name = location.rsplit("/", 1)[-1]
+    bundled = _bundled_copy(name)
+    if bundled is not None:
+        yield f"the copy of {name} in {BUNDLED_ENCODING_FILES[name][0]}", bundled
 
 
 def _read_only_bpe(location: str, expected_hash: str | None = None) -> dict[bytes, int]:
@@ -109,4 +111,8 @@ def offline_encoding(name: str) -> tiktoken.Encoding:
     if constructor is None:
         raise EncodingUnavailable(f"no tiktoken plugin provides {name}")
     with _loader_patched(constructor):
-        return tiktoken.Encoding(**constructor())
+        encoding = tiktoken.Encoding(**constructor())
+    # tiktoken keeps this dict (35 MB for o200k_base) only to pickle the encoding; its Rust
+    # core has its own copy. ctxlint never pickles one: each process builds its own.
+    vars(encoding).pop("_mergeable_ranks", None)
+    return encoding
