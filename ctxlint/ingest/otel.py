@@ -29,12 +29,12 @@ exports it (`{"info": …, "data": {"spans": […]}}`) is a line of spans.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Iterator
 
 import orjson
 
 from ctxlint.chat import object_member
+from ctxlint.ingest import ai_sdk
 from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, ReadBody, Record, Skipped, iso_seconds
 from ctxlint.ingest.responses import parse_response
@@ -258,39 +258,20 @@ def _semconv(attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str], di
     return messages, origins, reply
 
 
-@dataclass(frozen=True, slots=True)
-class Spelling:
-    """How a tracer's message parts name what they hold."""
-
-    text: str  # the member of a text (and reasoning) part that holds its text
-    call: str  # a tool call part's type, and its members: id, name, arguments (first found)
-    call_id: str
-    call_name: str
-    call_arguments: tuple[str, ...]
-    result: str  # a tool result part's type, and its members: the call's id, the result (first found)
-    result_id: str
-    result_value: tuple[str, ...]
-
-
-SEMCONV_PARTS = Spelling("content", "tool_call", "id", "name", ("arguments",), "tool_call_response", "id", ("response",))
-AI_SDK_PARTS = Spelling("text", "tool-call", "toolCallId", "toolName", ("args", "input"), "tool-result", "toolCallId", ("result", "output"))
-
-
-def _from_parts(role: Any, parts: Any, spelling: Spelling = SEMCONV_PARTS) -> list[dict[str, Any]]:
-    """One message of parts as chat messages: the message, or a tool message per tool
-    result part."""
+def _from_parts(role: Any, parts: Any) -> list[dict[str, Any]]:
+    """One message of the semantic conventions' parts as chat messages: the message, or a
+    tool message per tool result part."""
     parts = _dicts(parts)
-    results = [{"role": "tool", "tool_call_id": _id(part.get(spelling.result_id)), "content": _as_text(_first(part, spelling.result_value))}
-               for part in parts if part.get("type") == spelling.result]
-    said = [part for part in parts if part.get("type") != spelling.result]
+    results = [{"role": "tool", "tool_call_id": _id(part.get("id")), "content": _as_text(part.get("response"))}
+               for part in parts if part.get("type") == "tool_call_response"]
+    said = [part for part in parts if part.get("type") != "tool_call_response"]
     if results and not said:
         return results
-    calls = [_call(part.get(spelling.call_id), part.get(spelling.call_name), _first(part, spelling.call_arguments))
-             for part in said if part.get("type") == spelling.call]
-    content = _texts([part for part in said if part.get("type") != spelling.call and "reasoning" not in str(part.get("type"))], spelling.text)
+    calls = [_call(part.get("id"), part.get("name"), part.get("arguments")) for part in said if part.get("type") == "tool_call"]
+    content = _texts([part for part in said if part.get("type") != "tool_call" and "reasoning" not in str(part.get("type"))])
     message: dict[str, Any] = {"role": role if isinstance(role, str) else "user",
                                "content": content if content or role != "assistant" else None}
-    reasoning = "".join(str(part.get(spelling.text) or "") for part in said if part.get("type") == "reasoning")
+    reasoning = "".join(str(part.get("content") or "") for part in said if part.get("type") == "reasoning")
     if reasoning:
         message["reasoning_content"] = reasoning
     if calls:
@@ -298,14 +279,10 @@ def _from_parts(role: Any, parts: Any, spelling: Spelling = SEMCONV_PARTS) -> li
     return [message, *results]
 
 
-def _first(part: dict[str, Any], names: tuple[str, ...]) -> Any:
-    return next((part[name] for name in names if name in part), None)
-
-
-def _texts(parts: list[dict[str, Any]], text: str = "content") -> Any:
+def _texts(parts: list[dict[str, Any]]) -> Any:
     """Text parts as a message's content: one text as a string, else content parts (media
     parts as the image or file they name)."""
-    texts = [str(part.get(text) or "") for part in parts if part.get("type") == "text"]
+    texts = [str(part.get("content") or "") for part in parts if part.get("type") == "text"]
     media = [part for part in parts if part.get("type") != "text"]
     if not media:
         return texts[0] if len(texts) == 1 else "".join(texts)
@@ -335,8 +312,7 @@ def _ai_sdk(attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str], dic
     messages: list[dict[str, Any]] = []
     for message in _dicts(_json(attrs.get(AI_SDK_INPUT))):
         messages += _from_ai_sdk(message.get("role"), message.get("content"))
-    calls = [_call(call.get("toolCallId"), call.get("toolName"), call.get("args", call.get("input")))
-             for call in _dicts(_json(attrs.get("ai.response.toolCalls")))]
+    calls = [ai_sdk.tool_call(call) for call in _dicts(_json(attrs.get("ai.response.toolCalls")))]
     text = attrs.get("ai.response.text")
     reply = None
     if calls or isinstance(text, str):
@@ -350,7 +326,7 @@ def _ai_sdk(attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str], dic
 def _from_ai_sdk(role: Any, content: Any) -> list[dict[str, Any]]:
     """One AI SDK message as chat messages: a string content as it is, parts as parts are."""
     if isinstance(content, list):
-        return _from_parts(role, content, AI_SDK_PARTS)
+        return ai_sdk.chat_messages({"role": role if isinstance(role, str) else "user", "content": content}, AI_SDK_INPUT)[0]
     return [{"role": role if isinstance(role, str) else "user", "content": content if isinstance(content, str) else _as_text(content)}]
 
 

@@ -11,7 +11,7 @@ from urllib.parse import unquote
 import orjson
 
 from ctxlint.chat import dotted, json_type, object_member, str_or_none
-from ctxlint.ingest import (anthropic, bedrock_logs, converse, dashscope, gemini, kong, langchain, langsmith, legacy_functions,
+from ctxlint.ingest import (ai_sdk, anthropic, bedrock_logs, converse, dashscope, gemini, kong, langchain, langsmith, legacy_functions,
                             ollama, openai_responses, otel, posthog, trace_exports, transcripts)
 from ctxlint.ingest.call_ids import numbered_reply
 from ctxlint.ingest.intern import INTERNER
@@ -341,9 +341,11 @@ def body_record(body: Any, file: str, line: int, shape: str, pointer_base: str, 
     apart = None  # the settings a logger kept apart are the request's, whatever its API
     if any(isinstance(body.get(member), dict) for member in SETTINGS_APART):
         body, apart = sent_body(body)
-    translated = (converse if converse.is_converse_body(body)  # before Anthropic's: its blocks carry no `type`, its system may be top-level
+    spelled_by_ai_sdk = ai_sdk.is_body(body, reused)  # before Anthropic's: its system is top-level too
+    translated = (None if spelled_by_ai_sdk
+                  else converse if converse.is_converse_body(body)  # before Anthropic's: its blocks carry no `type`, its system may be top-level
                   else anthropic if is_anthropic_body(body, reused) else None)
-    if translated is None:
+    if translated is None and not spelled_by_ai_sdk:
         responses = openai_responses.is_responses_body(body)
         held = history_held_by_provider(body, responses)
         if held is not None:
@@ -352,7 +354,10 @@ def body_record(body: Any, file: str, line: int, shape: str, pointer_base: str, 
     if translated is not None:
         return translated_record(translated, body, file, line, shape, pointer_base, apart, **fields)
     sent = None  # where a body read in other terms had what the schema check points at
-    if ollama.is_ollama_body(body):
+    if spelled_by_ai_sdk:
+        body, fields["source_map"] = ai_sdk.to_chat(body)
+        sent, reused = fields["source_map"].pointer, 0
+    elif ollama.is_ollama_body(body):
         body, reused = _ollama_body(body, fields), 0
     elif dashscope.is_body(body):
         sent = dashscope.sent_pointer(body)

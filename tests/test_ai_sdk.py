@@ -1,0 +1,118 @@
+"""Logs of apps built on the Vercel AI SDK: the SDK's own messages (tool-call and tool-result
+parts, a top-level system prompt, tools by name) read as chat-completions, findings pointing
+into the body as logged."""
+
+from __future__ import annotations
+
+import copy
+
+import orjson
+
+from conftest import FIXTURES
+from helpers import json_report, write_records
+
+LOG = FIXTURES / "readers" / "ai_sdk_messages_call_turn_dropped.jsonl"
+
+
+def lines() -> list[dict]:
+    return [orjson.loads(line) for line in LOG.read_bytes().splitlines()]
+
+
+def findings(tmp_path, records: list[dict], name: str = "log.jsonl") -> list[tuple]:
+    report = json_report(write_records(tmp_path / name, records))
+    return [(f["code"], f["line"], f["pointer"]) for f in report["findings"]]
+
+
+def test_a_tool_message_kept_without_the_call_turn_is_reported_where_it_starts():
+    """trip-1 is a legal loop (two calls answered in one tool message, a text answer, a
+    follow-up); trip-2 keeps the tool message and drops the turn that made the call. The
+    replies are the SDK's results: their `usage.inputTokens` is the server's count."""
+    report = json_report(str(LOG))
+    assert [(f["code"], f["line"], f["session"], f["pointer"], f["tool_call_id"]) for f in report["findings"]] == [
+        ("CTX016", 5, "trip-2", "/messages/1/content/0", "call_b1")]
+    assert report["summary"]["token_counters"].get("server") == 4
+    assert report["summary"]["skipped"] == {} and report["summary"]["records"] == 5
+
+
+def test_a_result_sent_as_the_users_words_and_arguments_off_the_schema_point_into_the_parts(tmp_path):
+    records = lines()[:3]
+    results = records[1]["request"]["messages"][2]
+    records[1]["request"]["messages"][2] = {"role": "user", "content": [{"type": "text", "text": orjson.dumps(
+        [part["output"]["value"] for part in results["content"]]).decode()}]}
+    records[2]["request"]["messages"][2] = records[1]["request"]["messages"][2]
+    assert findings(tmp_path, records) == [("CTX009", 2, "/messages/2")]
+    records = lines()[:1]
+    records[0]["request"]["messages"].append(copy.deepcopy(lines()[1]["request"]["messages"][1]))
+    del records[0]["request"]["messages"][1]["content"][1]["input"]["destination"]
+    records[0]["request"]["messages"].append(lines()[1]["request"]["messages"][2])
+    assert [(code, pointer) for code, _, pointer in findings(tmp_path, records, "schema.jsonl")] == [
+        ("CTX013", "/messages/1/content/1/input")]
+
+
+def test_the_sdks_earlier_spelling_and_a_reply_logged_as_its_messages_are_read_alike(tmp_path):
+    """Before v5 a call's arguments were `args` and a result's value `result`; an app may log
+    the reply as the assistant message of parts the SDK appends to the history. Legal, then
+    the call turn dropped."""
+    q = {"role": "user", "content": "Weather in Oslo?"}
+    turn = {"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "call_1", "toolName": "weather", "args": {"city": "Oslo"}}]}
+    results = {"role": "tool", "content": [{"type": "tool-result", "toolCallId": "call_1", "toolName": "weather", "result": {"c": 3}}]}
+    answer = {"role": "assistant", "content": [{"type": "text", "text": "3C in Oslo."}]}
+
+    def record(messages: list, reply: dict | None = None) -> dict:
+        return {"session_id": "v4", "request": {"model": "gpt-4o-mini", "messages": messages}, **({"response": reply} if reply else {})}
+
+    legal = [record([q], turn), record([q, turn, results], answer), record([q, turn, results, answer, {"role": "user", "content": "Thanks"}])]
+    assert findings(tmp_path, legal) == []
+    dropped = [record([q], turn), record([q, results])]
+    assert findings(tmp_path, dropped, "dropped.jsonl") == [("CTX016", 2, "/messages/1/content/0")]
+
+
+def test_calls_the_provider_ran_and_tool_approvals_wait_for_no_result(tmp_path):
+    """A web search the provider ran (its call and result in the assistant's content) and a
+    call the user approved before the app ran it are legal; a call nothing answers is not."""
+    q = {"role": "user", "content": "Search the news, then delete my draft."}
+    searched = [{"type": "tool-call", "toolCallId": "ws_1", "toolName": "web_search", "input": {"query": "news"}, "providerExecuted": True},
+                {"type": "tool-result", "toolCallId": "ws_1", "toolName": "web_search", "output": {"type": "json", "value": []}, "providerExecuted": True},
+                {"type": "text", "text": "Nothing new."},
+                {"type": "tool-call", "toolCallId": "call_d", "toolName": "deleteDraft", "input": {}},
+                {"type": "tool-approval-request", "approvalId": "ap_1", "toolCallId": "call_d"}]
+    approved = {"role": "tool", "content": [{"type": "tool-approval-response", "approvalId": "ap_1", "approved": True},
+                                            {"type": "tool-result", "toolCallId": "call_d", "toolName": "deleteDraft",
+                                             "output": {"type": "text", "value": "deleted"}}]}
+    request = {"model": "claude-sonnet-4-5", "system": "Be brief.", "messages": [q, {"role": "assistant", "content": searched}, approved]}
+    assert findings(tmp_path, [request]) == []
+    unanswered = copy.deepcopy(request)
+    unanswered["messages"][2]["content"].pop()
+    assert findings(tmp_path, [unanswered], "unanswered.jsonl") == [("CTX002", 1, "/messages/1/content/3")]
+
+
+def test_a_reasoning_part_left_out_of_a_tool_call_turn_is_lost_reasoning(tmp_path):
+    """DeepSeek's reasoner must see the reasoning of its tool-call turns again; the SDK
+    keeps it as a reasoning part, which the app dropped."""
+    q = {"role": "user", "content": "What is 17 * 23? Use the calculator."}
+    call = {"type": "tool-call", "toolCallId": "call_m", "toolName": "multiply", "input": {"a": 17, "b": 23}}
+    reply = {"text": "", "reasoningText": "Multiply with the tool.", "toolCalls": [call], "finishReason": "tool-calls",
+             "usage": {"inputTokens": 40, "outputTokens": 12}, "response": {"id": "ds-1", "modelId": "deepseek-reasoner"}}
+    results = {"role": "tool", "content": [{"type": "tool-result", "toolCallId": "call_m", "toolName": "multiply",
+                                            "output": {"type": "json", "value": 391}}]}
+    kept = {"role": "assistant", "content": [{"type": "reasoning", "text": "Multiply with the tool."}, call]}
+
+    def session(turn: dict) -> list:
+        return [{"session_id": "ds", "request": {"model": "deepseek-reasoner", "messages": [q]}, "response": reply},
+                {"session_id": "ds", "request": {"model": "deepseek-reasoner", "messages": [q, turn, results]}}]
+
+    assert findings(tmp_path, session(kept)) == []
+    report = json_report(write_records(tmp_path / "dropped.jsonl", session({"role": "assistant", "content": [call]})))
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX004", 2, "/messages/1")]
+    assert "reasoning part" in report["findings"][0]["message"]
+
+
+def test_a_body_with_the_sdks_tools_is_its_own_though_its_system_prompt_is_top_level(tmp_path):
+    """A top-level system prompt alone reads as Anthropic's; tools given by name are the
+    SDK's, so the body is judged as the chat request the SDK sends to gpt-4o, which takes a
+    whitespace-only reply Anthropic would refuse (CTX029)."""
+    messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": " "}, {"role": "user", "content": "Still there?"}]
+    sdk = {"model": "gpt-4o", "system": "Be brief.", "tools": {"weather": {"description": "Weather", "inputSchema": {}}}, "messages": messages}
+    assert findings(tmp_path, [sdk]) == []
+    anthropic = {"model": "claude-sonnet-4-5", "max_tokens": 64, "system": "Be brief.", "messages": messages}
+    assert [code for code, _, _ in findings(tmp_path, [anthropic], "anthropic.jsonl")] == ["CTX029"]
