@@ -24,12 +24,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from ctxlint.chat import str_or_none
+from ctxlint.chat import canonical_json, str_or_none
 from ctxlint.ingest.record import Response
 from ctxlint.ingest.source_map import Origin, SourceMap
 
+NAME = "AI SDK"
 CALL, RESULT = "tool-call", "tool-result"
 # part types only the AI SDK spells so (chat-completions and Anthropic use underscores)
 OWN_PARTS = frozenset((CALL, RESULT, "tool-approval-request", "tool-approval-response", "redacted-reasoning"))
@@ -76,6 +75,11 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
                               settings=settings, reasoning="reasoning part")
 
 
+def reasoning_sent(messages: list[dict[str, Any]]) -> bool:
+    """The SDK sends reasoning parts back as the provider takes them: what the messages hold went out."""
+    return True
+
+
 def chat_messages(message: Any, pointer: str, index: int | None = None) -> tuple[list[dict[str, Any]], list[Origin]]:
     """One AI SDK message as chat messages (a tool message per result), each with its origin."""
     if not isinstance(message, dict) or not isinstance(message.get("content"), list):
@@ -110,8 +114,8 @@ def _parts(message: dict[str, Any]) -> list[Any]:
 
 def tool_call(part: dict[str, Any]) -> dict[str, Any]:
     given = part.get("input", part.get("args"))
-    arguments = given if isinstance(given, str) else _json_text(given if given is not None else {})
-    return {"id": part.get("toolCallId"), "type": "function", "function": {"name": part.get("toolName"), "arguments": arguments}}
+    return {"id": part.get("toolCallId"), "type": "function",
+            "function": {"name": part.get("toolName"), "arguments": canonical_json(given if given is not None else {})}}
 
 
 def _tool_message(part: dict[str, Any]) -> dict[str, Any]:
@@ -124,12 +128,12 @@ def output_text(output: Any) -> str:
     if isinstance(output, dict) and output.get("type") in ("text", "error-text") and isinstance(output.get("value"), str):
         return output["value"]
     if isinstance(output, dict) and output.get("type") in ("json", "error-json"):
-        return _json_text(output.get("value"))
+        return canonical_json(output.get("value"))
     if isinstance(output, dict) and output.get("type") == "content" and isinstance(output.get("value"), list):
         return "".join(str(item.get("text") or "") for item in output["value"] if isinstance(item, dict) and item.get("type") == "text")
     if isinstance(output, dict) and output.get("type") == "execution-denied":
         return str(output.get("reason") or "execution denied")
-    return output if isinstance(output, str) else _json_text(output)
+    return canonical_json(output)
 
 
 def _content_part(part: Any) -> Any:
@@ -154,13 +158,6 @@ def _tool(name: str, tool: Any) -> dict[str, Any]:
     if isinstance(tool.get("description"), str):
         function["description"] = tool["description"]
     return {"type": "function", "function": function}
-
-
-def _json_text(value: Any) -> str:
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:  # not JSON data orjson writes (an integer past 64 bits)
-        return str(value)
 
 
 def is_result(body: dict[str, Any]) -> bool:

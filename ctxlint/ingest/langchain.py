@@ -21,8 +21,9 @@ from typing import Any
 
 from ctxlint.chat import object_member, str_or_none, text_of
 from ctxlint.ingest import anthropic
-from ctxlint.ingest.source_map import BodyProblem, Origin, assistant_turn
+from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn
 
+NAME = "LangChain"
 # LangChain's message types (its serialized class names, and the `type` of a plain message) as roles
 ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "function", "developer": "developer",
          "user": "user", "assistant": "assistant"}
@@ -48,6 +49,25 @@ def langchain_calls(message: dict[str, Any]) -> bool:
     """Whether a message's tool calls are LangChain's (`name`, `args`), not a provider's."""
     calls = message.get("tool_calls")
     return isinstance(calls, list) and any(isinstance(call, dict) and "args" in call for call in calls)
+
+
+def is_body(body: dict[str, Any], known: int = 0) -> bool:
+    """A request body whose messages (after the first `known`, which an earlier
+    chat-completions record had) are LangChain's, as an app of it may log them."""
+    messages = body.get("messages")
+    return isinstance(messages, list) and spelled_by_langchain(messages[known:])
+
+
+def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
+    """The chat-completions body LangChain's messages stand for, and the map back into it."""
+    messages, origins = chat_messages(body["messages"], "/messages")
+    return {**body, "messages": messages}, SourceMap(origins, reasoning=None)
+
+
+def reasoning_sent(messages: list[dict[str, Any]]) -> bool:
+    """Whether the messages show the reasoning that went out (no provider named: only
+    where they carry some as the integration sends it)."""
+    return reasoning_recorded(None, messages)
 
 
 def chat_messages(recorded: list[Any], pointer: str) -> tuple[list[dict[str, Any]], tuple[Origin, ...]]:

@@ -12,7 +12,7 @@ import orjson
 
 from ctxlint.chat import dotted, json_type, object_member, str_or_none
 from ctxlint.ingest import (ai_sdk, anthropic, bedrock_logs, converse, dashscope, gemini, kong, langchain, langsmith, legacy_functions,
-                            ollama, openai_responses, otel, posthog, trace_exports, transcripts)
+                            llama_index, ollama, openai_responses, otel, posthog, trace_exports, transcripts)
 from ctxlint.ingest.call_ids import numbered_reply
 from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, LoggedCall, Record, Response, Skipped, http_status, iso_seconds, too_deep
@@ -335,17 +335,23 @@ def _described(body: Any) -> str:
     return json_type(body)
 
 
+# Bodies whose messages an agent framework spells its own way (not the provider's), as apps
+# built on it log what they hand it
+FRAMEWORK_MESSAGES = (ai_sdk, langchain, llama_index)
+
+
 def body_record(body: Any, file: str, line: int, shape: str, pointer_base: str, reused: int = 0, **fields: Any) -> Record | InputProblem | Skipped:
     if not isinstance(body, dict):
         return InputProblem(file, line, f"request body is {_described(body)}, not an object", pointer_base or "/")
     apart = None  # the settings a logger kept apart are the request's, whatever its API
     if any(isinstance(body.get(member), dict) for member in SETTINGS_APART):
         body, apart = sent_body(body)
-    spelled_by_ai_sdk = ai_sdk.is_body(body, reused)  # before Anthropic's: its system is top-level too
-    translated = (None if spelled_by_ai_sdk
+    # before Anthropic's: the AI SDK's system is top-level too, LangChain keeps Anthropic's blocks
+    framework = next((spelling for spelling in FRAMEWORK_MESSAGES if spelling.is_body(body, reused)), None)
+    translated = (None if framework is not None
                   else converse if converse.is_converse_body(body)  # before Anthropic's: its blocks carry no `type`, its system may be top-level
                   else anthropic if is_anthropic_body(body, reused) else None)
-    if translated is None and not spelled_by_ai_sdk:
+    if translated is None and framework is None:
         responses = openai_responses.is_responses_body(body)
         held = history_held_by_provider(body, responses)
         if held is not None:
@@ -354,9 +360,13 @@ def body_record(body: Any, file: str, line: int, shape: str, pointer_base: str, 
     if translated is not None:
         return translated_record(translated, body, file, line, shape, pointer_base, apart, **fields)
     sent = None  # where a body read in other terms had what the schema check points at
-    if spelled_by_ai_sdk:
-        body, fields["source_map"] = ai_sdk.to_chat(body)
+    if framework is not None:
+        try:
+            body, fields["source_map"] = framework.to_chat(body)
+        except BodyProblem as problem:
+            return InputProblem(file, line, f"{framework.NAME} messages: {problem}", pointer_base + problem.pointer)
         sent, reused = fields["source_map"].pointer, 0
+        fields["reasoning_recorded"] = framework.reasoning_sent(body["messages"])
     elif ollama.is_ollama_body(body):
         body, reused = _ollama_body(body, fields), 0
     elif dashscope.is_body(body):

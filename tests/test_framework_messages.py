@@ -1,6 +1,7 @@
-"""Logs of apps built on the Vercel AI SDK: the SDK's own messages (tool-call and tool-result
-parts, a top-level system prompt, tools by name) read as chat-completions, findings pointing
-into the body as logged."""
+"""Logs of apps that record the messages they hand their framework, in its own spelling:
+the Vercel AI SDK's (tool-call and tool-result parts, a top-level system prompt, tools by
+name), LangChain's and LlamaIndex's, read as chat-completions, findings pointing into the
+body as logged."""
 
 from __future__ import annotations
 
@@ -116,3 +117,68 @@ def test_a_body_with_the_sdks_tools_is_its_own_though_its_system_prompt_is_top_l
     assert findings(tmp_path, [sdk]) == []
     anthropic = {"model": "claude-sonnet-4-5", "max_tokens": 64, "system": "Be brief.", "messages": messages}
     assert [code for code, _, _ in findings(tmp_path, [anthropic], "anthropic.jsonl")] == ["CTX029"]
+
+
+def framework_session(tmp_path, name: str, system: dict, question: dict, call_turn: dict, result: dict) -> list[tuple]:
+    """Findings on a session that asks, gets a call turn and sends its result (legal), then
+    sends the result again without the turn that made the call (CTX001, at line 3)."""
+    def record(messages: list) -> dict:
+        return {"session_id": name, "request": {"model": "gpt-4o", "messages": messages}}
+    return findings(tmp_path, [record([system, question]), record([system, question, call_turn, result]),
+                               record([system, question, result])], f"{name}.jsonl")
+
+
+def test_langchains_messages_logged_as_a_request_body_are_read(tmp_path):
+    """As `messages_to_dict` writes them, and as LangChain serializes them."""
+    dicts = framework_session(tmp_path, "as-dicts", {"type": "system", "data": {"content": "Be brief."}},
+                              {"type": "human", "data": {"content": "Weather in Paris?"}},
+                              {"type": "ai", "data": {"content": "", "tool_calls": [
+                                  {"name": "weather", "args": {"city": "Paris"}, "id": "call_1", "type": "tool_call"}]}},
+                              {"type": "tool", "data": {"content": "18C", "tool_call_id": "call_1"}})
+    assert dicts == [("CTX001", 3, "/messages/2")]
+
+    def serialized(kind: str, **kwargs) -> dict:
+        return {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", kind], "kwargs": kwargs}
+    constructed = framework_session(tmp_path, "serialized", serialized("SystemMessage", content="Be brief."),
+                                    serialized("HumanMessage", content="Weather in Paris?"),
+                                    serialized("AIMessage", content="", tool_calls=[{"name": "weather", "args": {"city": "Paris"}, "id": "call_1"}]),
+                                    serialized("ToolMessage", content="18C", tool_call_id="call_1"))
+    assert constructed == [("CTX001", 3, "/messages/2")]
+
+
+def test_a_langchain_message_that_cannot_be_read_is_a_located_error(tmp_path):
+    unknown = {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "WizardMessage"], "kwargs": {"content": "?"}}
+    record = {"model": "gpt-4o", "messages": [{"type": "human", "data": {"content": "hi"}}, unknown]}
+    report = json_report(write_records(tmp_path / "bad.jsonl", [record]))
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX900", 1, "/messages/1")]
+    assert report["findings"][0]["message"].startswith("LangChain messages: ")
+
+
+def test_llama_indexs_messages_are_read_with_their_blocks_and_additional_kwargs(tmp_path):
+    """Blocks (text, a tool_call block) in current releases; `content` and the provider's calls
+    under `additional_kwargs` in earlier ones. Before, the tool message had no call id (CTX010)."""
+    blocks = framework_session(tmp_path, "blocks", {"role": "system", "additional_kwargs": {}, "blocks": [{"block_type": "text", "text": "Be brief."}]},
+                               {"role": "user", "additional_kwargs": {}, "blocks": [{"block_type": "text", "text": "Weather in Paris?"}]},
+                               {"role": "assistant", "additional_kwargs": {}, "blocks": [
+                                   {"block_type": "thinking", "content": "Use the tool."},
+                                   {"block_type": "tool_call", "tool_call_id": "call_1", "tool_name": "weather", "tool_kwargs": {"city": "Paris"}}]},
+                               {"role": "tool", "additional_kwargs": {"tool_call_id": "call_1", "name": "weather"},
+                                "blocks": [{"block_type": "text", "text": "18C"}]})
+    assert blocks == [("CTX001", 3, "/messages/2")]
+    kwargs = framework_session(tmp_path, "kwargs", {"role": "system", "content": "Be brief.", "additional_kwargs": {}},
+                               {"role": "user", "content": "Weather in Paris?", "additional_kwargs": {}},
+                               {"role": "assistant", "content": None, "additional_kwargs": {"tool_calls": [
+                                   {"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": "{\"city\": \"Paris\"}"}}]}},
+                               {"role": "tool", "content": "18C", "additional_kwargs": {"tool_call_id": "call_1", "name": "weather"}})
+    assert kwargs == [("CTX001", 3, "/messages/2")]
+
+
+def test_a_llama_index_call_whose_arguments_break_the_schema_points_at_its_block(tmp_path):
+    tools = [{"type": "function", "function": {"name": "weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+    request = {"model": "gpt-4o", "tools": tools, "messages": [
+        {"role": "user", "additional_kwargs": {}, "blocks": [{"block_type": "text", "text": "Weather?"}]},
+        {"role": "assistant", "additional_kwargs": {}, "blocks": [
+            {"block_type": "tool_call", "tool_call_id": "call_1", "tool_name": "weather", "tool_kwargs": {"town": "Paris"}}]},
+        {"role": "tool", "additional_kwargs": {"tool_call_id": "call_1"}, "blocks": [{"block_type": "text", "text": "?"}]}]}
+    assert findings(tmp_path, [request]) == [("CTX013", 1, "/messages/1/blocks/0/tool_kwargs")]
