@@ -491,13 +491,15 @@ def test_a_session_named_beside_a_trace_per_call_groups_by_the_session(tmp_path,
     assert code_lines(report) == [("CTX016", 2)]
 
 
-@pytest.mark.parametrize("name", ["sessionId", "session", "chat_id"])
+@pytest.mark.parametrize("name", ["sessionId", "session", "chat_id", "session.id", "metadata.thread_id", "metadata.conversation_id"])
 def test_other_session_key_names_group_sessions(tmp_path, name):
     """`sessionId` (and the other keys in camelCase, as JavaScript loggers write them), a
-    plain `session` and Open WebUI's `chat_id` name the session: two conversations asking
-    alike stay apart, in one process and with --jobs."""
+    plain `session` or a session object's `id`, Open WebUI's `chat_id`, and a thread or
+    conversation named in the metadata name the session: two conversations asking alike
+    stay apart, in one process and with --jobs."""
     def line(key, messages, reply=None):
-        record = {name: key, "request": {"model": "gpt-4o", "messages": messages}}
+        outer, _, inner = name.rpartition(".")
+        record = {**({outer: {inner: key}} if outer else {name: key}), "request": {"model": "gpt-4o", "messages": messages}}
         if reply:
             record["response"] = {"id": f"{key}{len(messages)}", "choices": [{"message": A(reply), "finish_reason": "stop"}]}
         return orjson.dumps(record) + b"\n"

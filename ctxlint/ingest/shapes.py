@@ -26,8 +26,9 @@ from ctxlint.ingest.source_map import BodyProblem, SourceMap, kept_in_place, mem
 # traces each call): the session's own names come first, the request body's metadata among
 # them (apps that trace through LiteLLM name the session there), and the session a Helicone
 # export keeps among the request's properties (the Helicone-Session-Id header the app sent).
-SESSION_KEYS = ("session_id", "conversation_id", "thread_id", "metadata.session_id", "request.metadata.session_id",
-                "request_properties.Helicone-Session-Id", "sessionId", "conversationId", "threadId", "session", "chat_id", "trace_id", "traceId")
+SESSION_KEYS = ("session_id", "conversation_id", "thread_id", "metadata.session_id", "metadata.conversation_id", "metadata.thread_id",
+                "request.metadata.session_id", "request_properties.Helicone-Session-Id", "sessionId", "conversationId", "threadId",
+                "session", "session.id", "chat_id", "trace_id", "traceId")
 # startTime: LiteLLM, Langfuse; request_created_at: Helicone's export
 TIMESTAMP_KEYS = ("ts", "timestamp", "created_at", "time", "startTime", "start_time", "request_created_at")
 # what a logger writes beside a bare request body, not anything the request sets
