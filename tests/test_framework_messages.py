@@ -182,3 +182,26 @@ def test_a_llama_index_call_whose_arguments_break_the_schema_points_at_its_block
             {"block_type": "tool_call", "tool_call_id": "call_1", "tool_name": "weather", "tool_kwargs": {"town": "Paris"}}]},
         {"role": "tool", "additional_kwargs": {"tool_call_id": "call_1"}, "blocks": [{"block_type": "text", "text": "?"}]}]}
     assert findings(tmp_path, [request]) == [("CTX013", 1, "/messages/1/blocks/0/tool_kwargs")]
+
+
+def test_the_framework_fixtures_report_the_dropped_call_turn_where_it_starts():
+    for name in ("langchain", "llama_index"):
+        report = json_report(str(FIXTURES / "readers" / f"{name}_messages_call_turn_dropped.jsonl"))
+        assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX001", 3, "/messages/2")], name
+
+
+def test_framework_messages_of_odd_types_are_read_or_refused_not_crashed_on(tmp_path):
+    """Found by mutation, crashes before: a part's or message's `type` that is an object, a
+    call id that is a list, the SDK's `toolCalls` that is a number."""
+    call = {"type": "tool-call", "toolCallId": ["c"], "toolName": "f", "input": {}, "providerExecuted": False}
+    records = [
+        {"model": "gpt-4o", "messages": [{"role": "user", "content": [{"type": {"t": 1}}, {"type": "tool-result", "toolCallId": "c"}]}]},
+        {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": [call]}]},
+        {"session_id": "r", "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+         "response": {"text": "", "toolCalls": 1.5, "finishReason": "stop"}},
+        {"model": "gpt-4o", "messages": [{"type": ["human"], "data": {"content": "hi"}}, {"type": "human", "data": {"content": "hi"}}]},
+    ]
+    report = json_report(write_records(tmp_path / "odd.jsonl", records))
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"] if f["code"] == "CTX900"] == [
+        ("CTX900", 2, "/messages/1/content/0/toolCallId"), ("CTX900", 4, "/messages/0")]
+    assert report["summary"]["records"] == 2  # the first line and the third, its reply read without calls

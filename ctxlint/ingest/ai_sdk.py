@@ -45,7 +45,8 @@ def is_body(body: dict[str, Any], known: int = 0) -> bool:
 
 def _spelled_by_sdk(message: Any) -> bool:
     content = message.get("content") if isinstance(message, dict) else None
-    return isinstance(content, list) and any(isinstance(part, dict) and part.get("type") in OWN_PARTS for part in content)
+    return isinstance(content, list) and any(isinstance(part, dict) and isinstance(part.get("type"), str) and part["type"] in OWN_PARTS
+                                             for part in content)
 
 
 def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
@@ -71,7 +72,7 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
         settings = {f"/tools/{position}": f"/tools/{name}" for position, name in enumerate(tools)}
     elif tools is not None:
         request["tools"] = tools
-    return request, SourceMap(tuple(origins), {"/function/arguments": arguments, "/function/name": "/toolName"},
+    return request, SourceMap(tuple(origins), {"/function/arguments": arguments, "/function/name": "/toolName", "/id": "/toolCallId"},
                               settings=settings, reasoning="reasoning part")
 
 
@@ -90,9 +91,10 @@ def chat_messages(message: Any, pointer: str, index: int | None = None) -> tuple
         return ([_tool_message(part) for _, part in results],
                 [Origin(index, f"{pointer}/content/{position}", content="/output" if "output" in part else "/result")
                  for position, part in results])
-    ran_by_provider = {part.get("toolCallId") for _, part in parts if isinstance(part, dict) and part.get("providerExecuted")}
+    ran_by_provider = {part["toolCallId"] for _, part in parts
+                       if isinstance(part, dict) and part.get("providerExecuted") and isinstance(part.get("toolCallId"), str)}
     calls = [(position, part) for position, part in parts if isinstance(part, dict) and part.get("type") == CALL
-             and part.get("toolCallId") not in ran_by_provider]
+             and not (isinstance(part.get("toolCallId"), str) and part["toolCallId"] in ran_by_provider)]
     converted: dict[str, Any] = {key: value for key, value in message.items() if key not in ("content", "providerOptions")}
     if role == "assistant":
         texts = [str(part.get("text") or "") for _, part in parts if isinstance(part, dict) and part.get("type") == "text"]
@@ -166,7 +168,8 @@ def is_result(body: dict[str, Any]) -> bool:
 
 
 def parse_result(body: dict[str, Any], status: int | None) -> Response:
-    calls = [tool_call(call) for call in body.get("toolCalls") or () if isinstance(call, dict) and not call.get("providerExecuted")]
+    made = body.get("toolCalls") if isinstance(body.get("toolCalls"), list) else []
+    calls = [tool_call(call) for call in made if isinstance(call, dict) and not call.get("providerExecuted")]
     message: dict[str, Any] = {"role": "assistant", "content": body["text"] if isinstance(body.get("text"), str) and body["text"] else None}
     if isinstance(body.get("reasoningText"), str) and body["reasoningText"]:
         message["reasoning_content"] = body["reasoningText"]

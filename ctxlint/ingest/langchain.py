@@ -36,8 +36,13 @@ CONTENT_CARRIES_REASONING = ("anthropic",)  # providers (LangChain's ls_provider
 def spelled_by_langchain(messages: list[Any]) -> bool:
     """Whether a recorded message list is LangChain's: a message serialized, typed or with
     tool calls the LangChain way."""
-    return any(isinstance(message, dict) and ("lc" in message or (message.get("type") in ROLES and "role" not in message)
+    return any(isinstance(message, dict) and ("lc" in message or (_typed(message) and "role" not in message)
                                               or langchain_calls(message) or _role_spelled_by_langchain(message)) for message in messages)
+
+
+def _typed(message: dict[str, Any]) -> bool:
+    """A message typed as LangChain types them (`human`, `ai`…)."""
+    return isinstance(message.get("type"), str) and message["type"] in ROLES
 
 
 def _role_spelled_by_langchain(message: dict[str, Any]) -> bool:

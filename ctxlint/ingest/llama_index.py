@@ -22,7 +22,7 @@ from ctxlint.ingest.source_map import SAME_CALL_PARTS, Origin, SourceMap
 
 NAME = "LlamaIndex"
 ROLES = {"chatbot": "assistant", "model": "assistant"}  # LlamaIndex's other names for the assistant
-BLOCK_CALL_PARTS = {"/function/arguments": "/tool_kwargs", "/function/name": "/tool_name"}
+BLOCK_CALL_PARTS = {"/function/arguments": "/tool_kwargs", "/function/name": "/tool_name", "/id": "/tool_call_id"}
 
 
 def is_body(body: dict[str, Any], known: int = 0) -> bool:
