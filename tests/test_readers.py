@@ -940,6 +940,14 @@ def test_litellm_logging_payload_settings_and_failures_are_read():
     assert report["summary"]["skipped"] == {"not chat-completions: LiteLLM aembedding call": 1, "not chat-completions: LiteLLM aimage_generation call": 1}
 
 
+def test_a_litellm_failure_logged_without_a_response_is_its_error(tmp_path):
+    """Found by mutation, a crash before: a failed call whose payload has no `response` member."""
+    line = orjson.loads((READERS / "litellm_logging_payload.jsonl").read_bytes().splitlines()[4])
+    del line["response"]
+    report = json_report(write_records(tmp_path / "failure.jsonl", [line]))
+    assert [(f["code"], f["line"]) for f in report["findings"]] == [("CTX006", 1)]
+
+
 def test_litellm_spend_log_rows_are_read_with_their_messages_stored_as_text():
     """LiteLLM's spend logs (a `LiteLLM_SpendLogs` export) store `messages` and `response` as
     JSON text: they are decoded, the rows put in the order of their `startTime` (the second

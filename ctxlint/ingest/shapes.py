@@ -574,7 +574,7 @@ def normalize(obj: Any, file: str, line: int, session_key_path: str | None = Non
         # error of a call LiteLLM logged as failed
         beside = merged or ((named or "response",) if failed is None else ("response", "error_str", "error_information"))
         body = {name: value for name, value in obj.items() if name not in beside}
-        reply = {name: obj[name] for name in merged} if merged else obj[beside[0]]
+        reply = {name: obj[name] for name in merged} if merged else obj.get(beside[0])  # a failure may log no response at all
         return body_record(body, file, line, "bare", "", reused, response=failed or reply_of(reply, _status(obj)),
                        session_key=_session_key(obj, session_key_path), timestamp=record_time(obj))
     request_name = _member(obj, _is_request_body)
