@@ -69,7 +69,8 @@ def chat_message(message: Any, pointer: str) -> tuple[Any, tuple[str, ...]]:
         texts = [str(block.get("text") or "") for _, block in blocks if block.get("block_type") == "text"]
         media = [_media(block) for _, block in blocks if block.get("block_type") in ("image", "audio", "document", "video")]
         text = "\n".join(texts) if texts else None
-        converted["content"] = ([{"type": "text", "text": text}] if text else []) + media if media else text
+        # text alone as a string, as ChatMessage.content reads it; with media, content parts
+        converted["content"] = (([{"type": "text", "text": text}] if text else []) + media) if media else text
         thinking = [str(block.get("content") or "") for _, block in blocks if block.get("block_type") == "thinking"]
         if thinking:
             converted["reasoning_content"] = "".join(thinking)
