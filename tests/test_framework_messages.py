@@ -1,11 +1,12 @@
 """Logs of apps that record the messages they hand their framework, in its own spelling:
 the Vercel AI SDK's (tool-call and tool-result parts, a top-level system prompt, tools by
-name), LangChain's and LlamaIndex's, read as chat-completions, findings pointing into the
-body as logged."""
+name), LangChain's, LlamaIndex's and Pydantic AI's, read as chat-completions, findings
+pointing into the body as logged."""
 
 from __future__ import annotations
 
 import copy
+import importlib.util
 
 import orjson
 
@@ -13,6 +14,7 @@ from conftest import FIXTURES
 from helpers import json_report, write_records
 
 LOG = FIXTURES / "readers" / "ai_sdk_messages_call_turn_dropped.jsonl"
+HAS_O200K = importlib.util.find_spec("bpe_openai") is not None
 
 
 def lines() -> list[dict]:
@@ -205,3 +207,38 @@ def test_framework_messages_of_odd_types_are_read_or_refused_not_crashed_on(tmp_
     assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"] if f["code"] == "CTX900"] == [
         ("CTX900", 2, "/messages/1/content/0/toolCallId"), ("CTX900", 4, "/messages/0")]
     assert report["summary"]["records"] == 2  # the first line and the third, its reply read without calls
+
+
+def test_pydantic_ais_model_messages_are_read_as_the_requests_they_stand_for():
+    """trip-1: instructions, a call whose arguments failed validation answered by a retry
+    prompt, the call made again and answered, a text reply, a follow-up (legal); trip-2 keeps
+    a tool return without the response that made its call. The model is named as Pydantic AI
+    names it, after its provider."""
+    report = json_report(str(FIXTURES / "readers" / "pydantic_ai_messages_call_turn_dropped.jsonl"))
+    assert [(f["code"], f["line"], f["session"], f["pointer"]) for f in report["findings"]] == [("CTX001", 6, "trip-2", "/messages/1/parts/0")]
+    assert report["sessions"][0]["turns"][0]["counter"] == ("tiktoken:o200k_base" if HAS_O200K else "tiktoken:cl100k_base (approximation)")
+    assert report["sessions"][0]["turns"][0]["window"] == 128_000  # openai:gpt-4o is gpt-4o
+
+
+def test_a_pydantic_ai_call_and_its_thinking_point_at_their_parts(tmp_path):
+    """Arguments off the schema point at the call part's `args`; a thinking part left out of
+    a DeepSeek tool-call turn is lost reasoning, named as the messages name it."""
+    tools = [{"type": "function", "function": {"name": "multiply", "parameters": {
+        "type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}}}]
+    ask = {"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "17 * 23?"}]}
+    call = {"part_kind": "tool-call", "tool_name": "multiply", "args": {"a": 17}, "tool_call_id": "call_m"}
+    answered = {"kind": "request", "parts": [{"part_kind": "tool-return", "tool_name": "multiply", "content": 391, "tool_call_id": "call_m"}]}
+    request = {"model": "gpt-4o", "tools": tools, "messages": [ask, {"kind": "response", "parts": [call]}, answered]}
+    assert findings(tmp_path, [request]) == [("CTX013", 1, "/messages/1/parts/0/args")]
+    call["args"] = {"a": 17, "b": 23}
+    thought = {"part_kind": "thinking", "content": "Use the tool."}
+    reply = {"id": "ds-1", "object": "chat.completion", "model": "deepseek-reasoner", "choices": [{"index": 0, "finish_reason": "tool_calls",
+             "message": {"role": "assistant", "content": "", "reasoning_content": "Use the tool.", "tool_calls": [
+                 {"id": "call_m", "type": "function", "function": {"name": "multiply", "arguments": '{"a":17,"b":23}'}}]}}]}
+    records = [{"session_id": "m", "request": {"model": "deepseek-reasoner", "messages": [ask]}, "response": reply},
+               {"session_id": "m", "request": {"model": "deepseek-reasoner", "messages": [ask, {"kind": "response", "parts": [thought, call]}, answered]}}]
+    assert findings(tmp_path, records, "kept.jsonl") == []
+    records[1]["request"]["messages"][1] = {"kind": "response", "parts": [call]}
+    report = json_report(write_records(tmp_path / "dropped.jsonl", records))
+    assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX004", 2, "/messages/1")]
+    assert "thinking part" in report["findings"][0]["message"]

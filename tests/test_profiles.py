@@ -43,6 +43,9 @@ from helpers import json_report, write_records
     ("fireworks_ai/accounts/fireworks/models/glm-4p6", "glm-4.6", 204_800),
     ("zai-org/GLM-4.5-Air-FP8", "glm-4.5", 131_072),  # a quantized checkpoint of GLM-4.5-Air
     ("us.deepseek.r1-v1:0", "deepseek-r1", 131_072),  # Bedrock names DeepSeek's models without "deepseek-"
+    ("openai:gpt-4o", "gpt-4o", 128_000),  # Pydantic AI names a model after its provider
+    ("google-gla:gemini-2.5-pro", "gemini-2.5-pro", None),
+    ("groq:moonshotai/kimi-k2-instruct", "kimi-k2", 262_144),
 ])
 def test_names_resolve_to_their_model(name, profile, window):
     found = ProfileBook().lookup(name)

@@ -12,7 +12,7 @@ import orjson
 
 from ctxlint.chat import dotted, json_type, object_member, str_or_none
 from ctxlint.ingest import (ai_sdk, anthropic, bedrock_logs, converse, dashscope, gemini, kong, langchain, langsmith, legacy_functions,
-                            llama_index, ollama, openai_responses, otel, posthog, trace_exports, transcripts)
+                            llama_index, ollama, openai_responses, otel, posthog, pydantic_ai, trace_exports, transcripts)
 from ctxlint.ingest.call_ids import numbered_reply
 from ctxlint.ingest.intern import INTERNER
 from ctxlint.ingest.record import InputProblem, LoggedCall, Record, Response, Skipped, http_status, iso_seconds, too_deep
@@ -338,7 +338,7 @@ def _described(body: Any) -> str:
 
 # Bodies whose messages an agent framework spells its own way (not the provider's), as apps
 # built on it log what they hand it
-FRAMEWORK_MESSAGES = (ai_sdk, langchain, llama_index)
+FRAMEWORK_MESSAGES = (ai_sdk, langchain, llama_index, pydantic_ai)
 
 
 def body_record(body: Any, file: str, line: int, shape: str, pointer_base: str, reused: int = 0, **fields: Any) -> Record | InputProblem | Skipped:

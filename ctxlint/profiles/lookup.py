@@ -22,6 +22,12 @@ _VOLCENGINE_DATE = re.compile(r"-\d{6}$")  # YYMMDD, as Volcengine Ark dates its
 _VERSION_DASH = re.compile(r"(?<=(?<!\d)\d)-(?=\d(?!\d))")  # 4-7, not 3-235 (qwen3-235b)
 _WINDOW_SUFFIX = re.compile(r"-([1-9]\d{0,3})k(?:-|$)")  # 8k … 9999k; longer digits are not a window
 _HOST_PREFIXES = ("zai-", "accounts-")
+# The providers an agent framework names before a model as provider:model (Pydantic AI's
+# openai:gpt-4o, anthropic:claude-sonnet-4-5, google-gla:gemini-2.5-pro)
+FRAMEWORK_PROVIDERS = frozenset(("anthropic", "azure", "bedrock", "cerebras", "cohere", "deepseek", "fireworks", "gateway", "github",
+                                 "google-gla", "google-vertex", "grok", "groq", "heroku", "huggingface", "litellm", "mistral",
+                                 "moonshotai", "nebius", "ollama", "openai", "openai-chat", "openai-responses", "openrouter",
+                                 "ovhcloud", "together", "vercel", "xai"))
 _BEDROCK_NAME = re.compile(r"(?:[a-z-]{2,7}\.)?(anthropic|meta|mistral|amazon|cohere|ai21|deepseek|qwen|openai|moonshot|minimax|writer)\.([a-z].*?)(?:-v\d+)?")
 _FIREWORKS_VERSION = re.compile(r"(?<=\d)p(?=\d)")  # Fireworks spells a version's dot as p (glm-4p6)
 _QUANTIZED = re.compile(r"-(?:fp8|fp16|bf16|int4|int8|awq|gptq)$")  # a served checkpoint's precision, not another model
@@ -100,9 +106,15 @@ class Profile:
         return self.id is not None
 
 
+def without_provider(name: str) -> str:
+    """A model name without the provider a framework names before it (openai:gpt-4o: gpt-4o)."""
+    provider, colon, model = name.partition(":")
+    return model if colon and model and provider.strip().lower() in FRAMEWORK_PROVIDERS else name
+
+
 def normalize_name(name: str) -> list[str]:
     """Candidate spellings of a model name, most specific first."""
-    base = name.strip().lower()
+    base = without_provider(name.strip().lower())
     fireworks = "accounts/fireworks/" in base
     base = base.rsplit("/", 1)[-1]
     if fireworks:

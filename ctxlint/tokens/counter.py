@@ -10,6 +10,7 @@ import tiktoken.model
 
 from ctxlint.caching import IdentityCache
 from ctxlint.chat import CJK_CHARACTER, object_member, text_of, tool_calls_of
+from ctxlint.profiles.lookup import without_provider
 from ctxlint.tokens.offline_encodings import EncodingUnavailable, offline_encoding
 
 # OpenAI's documented chat framing: a few tokens per message and per reply.
@@ -136,7 +137,7 @@ class TokenCounter:
         own = None
         if model:
             try:
-                own = tiktoken.model.encoding_name_for_model(model.rsplit("/", 1)[-1])
+                own = tiktoken.model.encoding_name_for_model(without_provider(model).rsplit("/", 1)[-1])
             except KeyError:
                 own = None
         if own:
