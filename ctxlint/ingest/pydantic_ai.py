@@ -62,8 +62,7 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
                 if converted is not None:
                     messages.append(converted)
                     origins.append(Origin(index, f"{pointer}/parts/{position}", content="/content"))
-    return {**{name: value for name, value in body.items() if name != "messages"}, "messages": messages}, \
-        SourceMap(tuple(origins), CALL_PARTS, reasoning="thinking part")
+    return {**body, "messages": messages}, SourceMap(tuple(origins), CALL_PARTS, reasoning="thinking part")
 
 
 def reasoning_sent(messages: list[dict[str, Any]]) -> bool:
