@@ -212,11 +212,13 @@ def test_framework_messages_of_odd_types_are_read_or_refused_not_crashed_on(tmp_
 def test_pydantic_ais_model_messages_are_read_as_the_requests_they_stand_for():
     """trip-1: instructions, a call whose arguments failed validation answered by a retry
     prompt, the call made again and answered, a text reply, a follow-up (legal); trip-2 keeps
-    a tool return without the response that made its call. The model is named as Pydantic AI
-    names it, after its provider."""
+    a tool return without the response that made its call. Each reply is logged as the
+    model response, its usage the server's count. The model is named as Pydantic AI names
+    it, after its provider."""
     report = json_report(str(FIXTURES / "readers" / "pydantic_ai_messages_call_turn_dropped.jsonl"))
-    assert [(f["code"], f["line"], f["session"], f["pointer"]) for f in report["findings"]] == [("CTX001", 6, "trip-2", "/messages/1/parts/0")]
-    assert report["sessions"][0]["turns"][0]["counter"] == ("tiktoken:o200k_base" if HAS_O200K else "tiktoken:cl100k_base (approximation)")
+    assert [(f["code"], f["line"], f["session"], f["pointer"]) for f in report["findings"]] == [("CTX016", 6, "trip-2", "/messages/1/parts/0")]
+    assert [turn["counter"] for session in report["sessions"] for turn in session["turns"]] == ["server"] * 5 + [
+        "tiktoken:o200k_base" if HAS_O200K else "tiktoken:cl100k_base (approximation)"]
     assert report["sessions"][0]["turns"][0]["window"] == 128_000  # openai:gpt-4o is gpt-4o
 
 
@@ -242,3 +244,19 @@ def test_a_pydantic_ai_call_and_its_thinking_point_at_their_parts(tmp_path):
     report = json_report(write_records(tmp_path / "dropped.jsonl", records))
     assert [(f["code"], f["line"], f["pointer"]) for f in report["findings"]] == [("CTX004", 2, "/messages/1")]
     assert "thinking part" in report["findings"][0]["message"]
+
+
+def test_a_reply_logged_as_pydantic_ais_model_response_is_the_reply(tmp_path):
+    """Its usage is the server's count, and a next request that leaves it out lost it (CTX016)."""
+    ask = {"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "Plan two nights in Rome under 500 EUR."}]}
+    reply = {"kind": "response", "parts": [{"part_kind": "text", "content": "Which dates?"}], "model_name": "gpt-4o",
+             "usage": {"input_tokens": 42, "output_tokens": 3}, "finish_reason": "stop", "provider_response_id": "chatcmpl-1"}
+    follow = {"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "Next weekend."}]}
+
+    def session(history: list) -> list:
+        return [{"session_id": "p", "request": {"model": "openai:gpt-4o", "messages": [ask]}, "response": reply},
+                {"session_id": "p", "request": {"model": "openai:gpt-4o", "messages": history}}]
+
+    report = json_report(write_records(tmp_path / "kept.jsonl", session([ask, reply, follow])))
+    assert report["findings"] == [] and report["sessions"][0]["turns"][0]["prompt_tokens"] == 42
+    assert findings(tmp_path, session([ask, follow]), "lost.jsonl") == [("CTX016", 2, "/messages/1/parts/0")]

@@ -12,7 +12,8 @@ assistant message with its text, its thinking as `reasoning_content` and its cal
 calls (arguments as the JSON of `args`). The newest request's `instructions` open the
 conversation, as Pydantic AI sends them. Calls the provider ran itself (`builtin-tool-call`,
 `builtin-tool-return`) are the provider's and left out. Findings point at the part
-(`/messages/1/parts/0/args`).
+(`/messages/1/parts/0/args`). A reply logged as the model response itself is read alike,
+its `usage.input_tokens` (`request_tokens` before) the server's count.
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ from __future__ import annotations
 from typing import Any
 
 from ctxlint.chat import canonical_json, str_or_none
+from ctxlint.ingest.record import Response
 from ctxlint.ingest.source_map import Origin, SourceMap
 
 NAME = "Pydantic AI"
 KINDS = ("request", "response")
 CALL_PARTS = {"/function/arguments": "/args", "/function/name": "/tool_name", "/id": "/tool_call_id"}
+FINISH_REASONS = {"tool_call": "tool_calls"}  # others are chat's own words
 
 
 def is_body(body: dict[str, Any], known: int = 0) -> bool:
@@ -115,3 +118,18 @@ def _call(part: dict[str, Any]) -> dict[str, Any]:
     args = part.get("args")
     return {"id": part.get("tool_call_id"), "type": "function",
             "function": {"name": part.get("tool_name"), "arguments": canonical_json(args if args is not None else {})}}
+
+
+def is_response(body: dict[str, Any]) -> bool:
+    """A model response logged as the reply to its request."""
+    return _spelled_by_pydantic_ai(body) and body["kind"] == "response"
+
+
+def parse_response_object(body: dict[str, Any], status: int | None) -> Response:
+    message, _ = _assistant(body["parts"], "")
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    tokens = usage.get("input_tokens", usage.get("request_tokens"))
+    finish = str_or_none(body.get("finish_reason"))
+    return Response(message=message, finish_reason=FINISH_REASONS.get(finish, finish) if finish else None,
+                    usage={"prompt_tokens": tokens} if isinstance(tokens, int) else None, status=status,
+                    model=str_or_none(body.get("model_name")), id=str_or_none(body.get("provider_response_id")))

@@ -7,7 +7,7 @@ from typing import Any, Iterable
 import orjson
 
 from ctxlint.chat import merged_details, object_member, REASONING_FIELDS, str_or_none, text_of
-from ctxlint.ingest import ai_sdk, anthropic, converse, dashscope, gemini, ollama, openai_responses
+from ctxlint.ingest import ai_sdk, anthropic, converse, dashscope, gemini, ollama, openai_responses, pydantic_ai
 from ctxlint.ingest.record import Response
 
 
@@ -48,6 +48,8 @@ def parse_response(body: Any, status: int | None = None) -> Response | None:
         return assemble_chunks([body], status)
     if ai_sdk.is_result(body):
         return ai_sdk.parse_result(body, status)
+    if pydantic_ai.is_response(body):
+        return pydantic_ai.parse_response_object(body, status)
     if body.get("role") == "assistant":  # the reply's message alone, as trace exports keep it
         return Response(message=ai_sdk.reply_message(body), status=status)
     message = body.get("message")
