@@ -260,3 +260,27 @@ def test_a_reply_logged_as_pydantic_ais_model_response_is_the_reply(tmp_path):
     report = json_report(write_records(tmp_path / "kept.jsonl", session([ask, reply, follow])))
     assert report["findings"] == [] and report["sessions"][0]["turns"][0]["prompt_tokens"] == 42
     assert findings(tmp_path, session([ask, follow]), "lost.jsonl") == [("CTX016", 2, "/messages/1/parts/0")]
+
+
+def test_replies_logged_as_langchains_or_llama_indexs_messages_are_the_replies(tmp_path):
+    """LangChain's AIMessage (its usage_metadata the server's count) and LlamaIndex's
+    ChatResponse (its message in blocks, the provider's reply as `raw`): kept, clean; left
+    out of the next request, the reply lost (CTX016)."""
+    def session(name: str, ask: dict, reply: dict, answer: dict, follow: dict, keep: bool) -> list:
+        history = [ask, answer, follow] if keep else [ask, follow]
+        return [{"session_id": name, "request": {"model": "gpt-4o", "messages": [ask]}, "response": reply},
+                {"session_id": name, "request": {"model": "gpt-4o", "messages": history}}]
+
+    lc = ({"type": "human", "data": {"content": "Plan two nights in Rome under 500 EUR."}},
+          {"content": "Which dates?", "type": "ai", "id": "chatcmpl-lc1", "tool_calls": [], "additional_kwargs": {},
+           "response_metadata": {"model_name": "gpt-4o-2024-08-06", "finish_reason": "stop"},
+           "usage_metadata": {"input_tokens": 31, "output_tokens": 3, "total_tokens": 34}},
+          {"type": "ai", "data": {"content": "Which dates?"}}, {"type": "human", "data": {"content": "Next weekend."}})
+    li_answer = {"role": "assistant", "additional_kwargs": {}, "blocks": [{"block_type": "text", "text": "Which dates?"}]}
+    li = ({"role": "user", "additional_kwargs": {}, "blocks": [{"block_type": "text", "text": "Plan two nights in Rome under 500 EUR."}]},
+          {"message": li_answer, "raw": {"id": "chatcmpl-li1", "model": "gpt-4o-2024-08-06", "usage": {"prompt_tokens": 29}}, "delta": None},
+          li_answer, {"role": "user", "additional_kwargs": {}, "blocks": [{"block_type": "text", "text": "Next weekend."}]})
+    for name, (ask, reply, answer, follow), tokens in (("lc", lc, 31), ("li", li, 29)):
+        kept = json_report(write_records(tmp_path / f"{name}-kept.jsonl", session(name, ask, reply, answer, follow, True)))
+        assert kept["findings"] == [] and kept["sessions"][0]["turns"][0]["prompt_tokens"] == tokens, name
+        assert [code for code, _, _ in findings(tmp_path, session(name, ask, reply, answer, follow, False), f"{name}-lost.jsonl")] == ["CTX016"], name

@@ -21,6 +21,7 @@ from typing import Any
 
 from ctxlint.chat import object_member, str_or_none, text_of
 from ctxlint.ingest import anthropic
+from ctxlint.ingest.record import Response
 from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn
 
 NAME = "LangChain"
@@ -83,6 +84,40 @@ def chat_messages(recorded: list[Any], pointer: str) -> tuple[list[dict[str, Any
         messages.append(message)
         origins.append(Origin(index, f"{pointer}/{index}", calls, content="/kwargs/content" if isinstance(raw, dict) and "lc" in raw else "/content"))
     return messages, tuple(origins)
+
+
+def is_reply(body: dict[str, Any]) -> bool:
+    """A reply logged as LangChain's AIMessage (its fields with `type` "ai", as
+    messages_to_dict writes it, or serialized)."""
+    try:
+        kind, _, _ = message_fields(body, "")
+    except BodyProblem:
+        return False
+    return kind in ("ai", "AIMessageChunk")
+
+
+def parse_reply(raw: Any, info: dict[str, Any] | None = None, output: dict[str, Any] | None = None) -> Response | None:
+    """An AIMessage as the reply it records: its message, why it ended and its usage (the
+    generation's info and the run's llm_output, where a tracer kept them beside it)."""
+    try:
+        message, _ = chat_message(raw, "", reply=True)
+        _, fields, _ = message_fields(raw, "")
+    except BodyProblem:
+        return None
+    metadata, info, output = object_member(fields, "response_metadata"), info or {}, output or {}
+    reason = info.get("finish_reason") or metadata.get("finish_reason") or metadata.get("stop_reason")
+    usage = _usage(fields.get("usage_metadata")) or output.get("token_usage")
+    model = metadata.get("model_name") or metadata.get("model") or output.get("model_name")
+    return Response(message=message, finish_reason=anthropic.FINISH_REASONS.get(reason, reason) if isinstance(reason, str) else None,
+                    usage=usage if isinstance(usage, dict) else None, model=str_or_none(model), id=str_or_none(fields.get("id")))
+
+
+def _usage(counts: Any) -> dict[str, Any] | None:
+    """LangChain's usage_metadata in chat-completions terms (its input_tokens count the
+    cached tokens too, as the prompt's size does)."""
+    if not isinstance(counts, dict) or not isinstance(counts.get("input_tokens"), int):
+        return None
+    return {"prompt_tokens": counts["input_tokens"], "completion_tokens": counts.get("output_tokens")}
 
 
 def reasoning_recorded(provider: Any, messages: list[dict[str, Any]]) -> bool:

@@ -136,28 +136,7 @@ def _reply(outputs: Any) -> Response | None:
     first = first[0] if isinstance(first, list) and first else first
     if not isinstance(first, dict):
         return None
-    try:
-        message, _ = langchain.chat_message(first.get("message"), "", reply=True)
-        _, fields, _ = langchain.message_fields(first["message"], "")
-    except BodyProblem:
-        return None
-    metadata = object_member(fields, "response_metadata")
-    info = object_member(first, "generation_info")
-    reason = info.get("finish_reason") or metadata.get("finish_reason") or metadata.get("stop_reason")
-    reason = anthropic.FINISH_REASONS.get(reason, reason) if isinstance(reason, str) else None
-    output = object_member(outputs, "llm_output")
-    usage = _usage(fields.get("usage_metadata")) or output.get("token_usage")
-    model = metadata.get("model_name") or metadata.get("model") or output.get("model_name")
-    return parse_response({"choices": [{"message": message, "finish_reason": reason}],
-                           "usage": usage if isinstance(usage, dict) else None, "model": str_or_none(model)})
-
-
-def _usage(counts: Any) -> dict[str, Any] | None:
-    """LangChain's usage_metadata in chat-completions terms (its input_tokens count the
-    cached tokens too, as the prompt's size does)."""
-    if not isinstance(counts, dict) or not isinstance(counts.get("input_tokens"), int):
-        return None
-    return {"prompt_tokens": counts["input_tokens"], "completion_tokens": counts.get("output_tokens")}
+    return langchain.parse_reply(first.get("message"), object_member(first, "generation_info"), object_member(outputs, "llm_output"))
 
 
 def _error(run: dict[str, Any]) -> Response | None:

@@ -102,3 +102,9 @@ def _media(block: dict[str, Any]) -> dict[str, Any]:
     url = block.get("url") or block.get("path")
     return {"type": "image_url", "image_url": {"url": str(url) if url else ""}} if block.get("block_type") == "image" \
         else {"type": "file", "file": {"filename": str(url or block.get("title") or "")}}
+
+
+def reply_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A reply's message as LlamaIndex keeps it (a ChatResponse's `message`) as the chat
+    message it stands for; any other as it is."""
+    return chat_message(message, "")[0] if _spelled_by_llama_index(message) else message

@@ -7,7 +7,7 @@ from typing import Any, Iterable
 import orjson
 
 from ctxlint.chat import merged_details, object_member, REASONING_FIELDS, str_or_none, text_of
-from ctxlint.ingest import ai_sdk, anthropic, converse, dashscope, gemini, ollama, openai_responses, pydantic_ai
+from ctxlint.ingest import ai_sdk, anthropic, converse, dashscope, gemini, langchain, llama_index, ollama, openai_responses, pydantic_ai
 from ctxlint.ingest.record import Response
 
 
@@ -34,6 +34,8 @@ def parse_response(body: Any, status: int | None = None) -> Response | None:
         return Response(status=status)
     if isinstance(body.get("error"), (dict, str)) or (status is not None and status >= 400):
         return Response(error=_error_of(body), status=status, model=str_or_none(body.get("model")))
+    if langchain.is_reply(body):  # before Gemini's: its usage_metadata is spelled as Gemini's snake-case
+        return langchain.parse_reply(body)
     if anthropic.is_message_body(body):
         return anthropic.parse_message(body, status)
     if openai_responses.is_response_body(body):
@@ -51,12 +53,16 @@ def parse_response(body: Any, status: int | None = None) -> Response | None:
     if pydantic_ai.is_response(body):
         return pydantic_ai.parse_response_object(body, status)
     if body.get("role") == "assistant":  # the reply's message alone, as trace exports keep it
-        return Response(message=ai_sdk.reply_message(body), status=status)
+        return Response(message=_framework_message(body), status=status)
     message = body.get("message")
-    if isinstance(message, dict) and message.get("role") == "assistant":  # ... or under `message`, beside its finish reason
-        return Response(message=message, finish_reason=str_or_none(body.get("finish_reason")),
-                        usage=body.get("usage") if isinstance(body.get("usage"), dict) else None, status=status,
-                        model=str_or_none(body.get("model")), id=str_or_none(body.get("id")))
+    if isinstance(message, dict) and message.get("role") == "assistant":
+        # ... or under `message`, beside its finish reason; LlamaIndex's ChatResponse keeps the
+        # provider's reply beside it as `raw`
+        raw = body["raw"] if isinstance(body.get("raw"), dict) else body
+        return Response(message=_framework_message(message), finish_reason=str_or_none(body.get("finish_reason")),
+                        usage=raw.get("usage") if isinstance(raw.get("usage"), dict) else None, status=status,
+                        model=str_or_none(raw.get("model")), id=str_or_none(raw.get("id")))
+
     if body.get("object") == "chat.completion.chunk":
         return assemble_chunks([body], status)
     choices = body.get("choices")
@@ -71,6 +77,12 @@ def parse_response(body: Any, status: int | None = None) -> Response | None:
         id=str_or_none(body.get("id")),
     )
 
+
+
+def _framework_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A reply's assistant message as chat spells it, where an agent framework logged it in
+    its own spelling (the AI SDK's parts, LlamaIndex's blocks)."""
+    return llama_index.reply_message(ai_sdk.reply_message(message))
 
 
 def _error_of(body: dict[str, Any]) -> dict[str, Any]:
