@@ -284,3 +284,12 @@ def test_replies_logged_as_langchains_or_llama_indexs_messages_are_the_replies(t
         kept = json_report(write_records(tmp_path / f"{name}-kept.jsonl", session(name, ask, reply, answer, follow, True)))
         assert kept["findings"] == [] and kept["sessions"][0]["turns"][0]["prompt_tokens"] == tokens, name
         assert [code for code, _, _ in findings(tmp_path, session(name, ask, reply, answer, follow, False), f"{name}-lost.jsonl")] == ["CTX016"], name
+
+
+def test_an_empty_langchain_ai_message_goes_out_as_empty_text_not_null(tmp_path):
+    """langchain-openai sends an AIMessage's empty text as "" and null only beside tool
+    calls ("If tool calls present, content null value should be None not empty string"), so
+    an empty reply in the history is no null content OpenAI refuses (CTX029)."""
+    record = {"model": "gpt-4o", "messages": [{"type": "human", "data": {"content": "hi"}}, {"type": "ai", "data": {"content": ""}},
+                                             {"type": "human", "data": {"content": "hello?"}}]}
+    assert findings(tmp_path, [record]) == []

@@ -184,6 +184,8 @@ def _assistant(fields: dict[str, Any], at: str, reply: bool) -> tuple[dict[str, 
                 calls.append(call)
                 pointers.append(f"{at}/additional_kwargs/tool_calls/{index}")
     message = assistant_turn([text for text in texts if text], reasoning, calls)
+    if message["content"] is None and not calls and isinstance(content, str):
+        message["content"] = content  # an empty text goes out as one (the integrations send null only beside calls)
     if reply and isinstance(extra.get("reasoning_content"), str):
         message["reasoning_content"] = extra["reasoning_content"]
     return message, tuple(pointers)
