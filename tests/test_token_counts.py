@@ -45,7 +45,10 @@ def fake_package(tmp_path, monkeypatch, data: bytes) -> None:
 def test_openais_newer_models_are_counted_by_their_own_encoding(no_cached_encodings):
     counter = TokenCounter()
     for model, encoding in (("gpt-4o", "o200k_base"), ("gpt-5-mini", "o200k_base"), ("o3", "o200k_base"),
-                            ("openai/gpt-oss-120b", "o200k_harmony")):
+                            ("openai/gpt-oss-120b", "o200k_harmony"),
+                            # the model's name as hosts and frameworks spell it, read as the profiles read it
+                            ("openai/gpt-4o:free", "o200k_base"), ("azure/gpt-4o", "o200k_base"), ("openai:gpt-4o", "o200k_base"),
+                            ("ft:gpt-4o-mini-2024-07-18:acme::9abc", "o200k_base"), ("us.openai.gpt-oss-120b-1:0", "o200k_harmony")):
         assert counter.counter_name(model) == f"tiktoken:{encoding}"
     assert offline_encoding("o200k_base").encode_ordinary("hello world") == [24912, 2375]
     assert counter.count_text("我们明天早上出发", "gpt-4o").exact

@@ -10,7 +10,7 @@ import tiktoken.model
 
 from ctxlint.caching import IdentityCache
 from ctxlint.chat import CJK_CHARACTER, object_member, text_of, tool_calls_of
-from ctxlint.profiles.lookup import without_provider
+from ctxlint.profiles.lookup import normalize_name
 from ctxlint.tokens.offline_encodings import EncodingUnavailable, offline_encoding
 
 # OpenAI's documented chat framing: a few tokens per message and per reply.
@@ -114,6 +114,15 @@ def encode_pieces(text: str) -> list[str]:
     return pieces
 
 
+def _own_encoding(name: str) -> str | None:
+    """The encoding tiktoken names for a model name, read as the profiles read it (a host's
+    prefix or tag, a framework's provider, left out): OpenAI's models alone have one."""
+    try:
+        return tiktoken.model.encoding_name_for_model(name)
+    except KeyError:
+        return None
+
+
 class TokenCounter:
     """Per-message counts cached per message object, so a history re-sent N times is tokenized once."""
 
@@ -134,12 +143,7 @@ class TokenCounter:
 
     @staticmethod
     def _choose(model: str | None) -> tuple[Any, str]:
-        own = None
-        if model:
-            try:
-                own = tiktoken.model.encoding_name_for_model(without_provider(model).rsplit("/", 1)[-1])
-            except KeyError:
-                own = None
+        own = next(filter(None, map(_own_encoding, normalize_name(model))), None) if model else None
         if own:
             try:
                 return offline_encoding(own), f"tiktoken:{own}"
