@@ -62,7 +62,6 @@ def parse_response(body: Any, status: int | None = None) -> Response | None:
         return Response(message=_framework_message(message), finish_reason=str_or_none(body.get("finish_reason")),
                         usage=raw.get("usage") if isinstance(raw.get("usage"), dict) else None, status=status,
                         model=str_or_none(raw.get("model")), id=str_or_none(raw.get("id")))
-
     if body.get("object") == "chat.completion.chunk":
         return assemble_chunks([body], status)
     choices = body.get("choices")

@@ -24,7 +24,7 @@ _WINDOW_SUFFIX = re.compile(r"-([1-9]\d{0,3})k(?:-|$)")  # 8k … 9999k; longer 
 _HOST_PREFIXES = ("zai-", "accounts-")
 # The providers an agent framework names before a model as provider:model (Pydantic AI's
 # openai:gpt-4o, anthropic:claude-sonnet-4-5, google-gla:gemini-2.5-pro)
-FRAMEWORK_PROVIDERS = frozenset(("anthropic", "azure", "bedrock", "cerebras", "cohere", "deepseek", "fireworks", "gateway", "github",
+_FRAMEWORK_PROVIDERS = frozenset(("anthropic", "azure", "bedrock", "cerebras", "cohere", "deepseek", "fireworks", "gateway", "github",
                                  "google-gla", "google-vertex", "grok", "groq", "heroku", "huggingface", "litellm", "mistral",
                                  "moonshotai", "nebius", "ollama", "openai", "openai-chat", "openai-responses", "openrouter",
                                  "ovhcloud", "together", "vercel", "xai"))
@@ -106,15 +106,15 @@ class Profile:
         return self.id is not None
 
 
-def without_provider(name: str) -> str:
+def _without_provider(name: str) -> str:
     """A model name without the provider a framework names before it (openai:gpt-4o: gpt-4o)."""
     provider, colon, model = name.partition(":")
-    return model if colon and model and provider.strip().lower() in FRAMEWORK_PROVIDERS else name
+    return model if colon and model and provider.strip().lower() in _FRAMEWORK_PROVIDERS else name
 
 
 def normalize_name(name: str) -> list[str]:
     """Candidate spellings of a model name, most specific first."""
-    base = without_provider(name.strip().lower())
+    base = _without_provider(name.strip().lower())
     fireworks = "accounts/fireworks/" in base
     base = base.rsplit("/", 1)[-1]
     if fireworks:
