@@ -53,6 +53,22 @@ def test_numbers_that_overflow_are_read_and_reported(tmp_path):
     assert "overflows a double; read as infinity" in found[0][2]
 
 
+@pytest.mark.parametrize("constant", [b"NaN", b"Infinity", b"-Infinity"])
+def test_pythons_non_finite_floats_are_read_and_reported(tmp_path, constant):
+    # json.dumps({"latency": float("nan")}) writes NaN: the line is read, not lost
+    line = TWO_USERS.replace(b'"model"', b'"latency_ms": ' + constant + b', "model"')
+    found = located(tmp_path, line + b"\n")
+    assert [(c, n) for c, n, _ in found] == [("CTX900", 1), ("CTX003", 1)]
+    assert found[0][2].startswith(constant.decode() + " at column ")
+    assert "read as Python reads it" in found[0][2]
+
+
+def test_a_word_nan_is_still_not_json(tmp_path):
+    found = located(tmp_path, TWO_USERS.replace(b'"model"', b'"x": Nan, "model"') + b"\n")
+    assert [(c, n) for c, n, _ in found] == [("CTX900", 1)]
+    assert found[0][2].startswith("not JSON:")
+
+
 def test_duplicate_keys_are_reported_and_the_last_is_read(tmp_path):
     line = b'{"session_id": "d", "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "a"}], "messages": [{"role": "user", "content": "b"}, {"role": "user", "content": "c"}]}}'
     found = located(tmp_path, line + b"\n")

@@ -123,14 +123,30 @@ def decode_error(error: orjson.JSONDecodeError, line_bytes: bytes, last: bool) -
     return f"not JSON: {error.msg} at column {error.colno}"
 
 
-def _overflowing_numbers(text: bytes, error: orjson.JSONDecodeError) -> object | None:
-    """JSON allows numbers past a double's range; read such a line rather than lose it."""
-    if "infinity" not in error.msg:
+NON_FINITE = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+
+
+def _read_past_doubles(text: bytes, error: orjson.JSONDecodeError) -> tuple[object, str] | None:
+    """A line orjson refuses only for a number no double holds, read rather than lost:
+    (its value, what was read in place of what). JSON allows numbers past a double's
+    range; Python's json.dumps writes NaN and Infinity, which JSON does not have, for a
+    float that is one (a latency or cost field of a Python logger)."""
+    constants: list[str] = []
+
+    def constant(name: str) -> float:
+        constants.append(name)
+        return NON_FINITE[name]
+
+    if "infinity" not in error.msg and not text[error.pos:error.pos + 9].lstrip(b"-").startswith((b"NaN", b"Infinity")):
         return None
     try:
-        return json.loads(text, parse_int=_int_like_orjson)
+        value = json.loads(text, parse_int=_int_like_orjson, parse_constant=constant)
     except (ValueError, RecursionError):
         return None
+    if constants:
+        return value, (f"{constants[0]} at column {error.colno} is not JSON (Python's json.dumps writes it for a float"
+                       " that is not a number; parsers that follow JSON refuse the line); read as Python reads it")
+    return value, f"a number at column {error.colno} overflows a double; read as infinity"
 
 
 def _int_like_orjson(digits: str) -> int | float:
@@ -198,14 +214,15 @@ def parse_line(line_bytes: bytes, path: str, number: int, first: bool = False, l
     try:
         value = decoder.loads(text) if decoder is not None else orjson.loads(text)
     except orjson.JSONDecodeError as error:
-        value = _overflowing_numbers(text, error)
-        if value is None:
+        read = _read_past_doubles(text, error)
+        if read is None:
             said = decode_error(error, line_bytes, last)
             if first and text.strip() in (b"[", b"{"):
                 said += ("; the file opens one JSON document spread over many lines, not JSON Lines (one record per line):"
                          " name it .json or pass --input-format json")
             return [InputProblem(path, number, said)]
-        found.append(InputProblem(path, number, f"a number at column {error.colno} overflows a double; read as infinity"))
+        value, said = read
+        found.append(InputProblem(path, number, said))
     if isinstance(value, str) and value.lstrip().startswith("{"):  # a record encoded twice: a JSON string holding its JSON
         try:
             inner = orjson.loads(value)

@@ -9,7 +9,9 @@ class InvalidRecord(Rule):
     Reports a log line ctxlint could not read as a request: not JSON (cut off, invalid
     UTF-8, NUL bytes), not an object, not a known record shape (with the closest shape it
     resembles), or a request body that breaks the chat-completions schema (the message
-    names the JSON path). The rest of the file is still checked.
+    names the JSON path). The rest of the file is still checked. A line JSON parsers
+    refuse only for a number (one past a double's range, or the `NaN` and `Infinity`
+    Python's `json.dumps` writes) is reported and still read and checked.
 
     ## Why is this bad?
     A line that cannot be read is a request nobody checked. In a log that should be
