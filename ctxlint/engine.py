@@ -222,7 +222,7 @@ class SessionCheck:
 
     __slots__ = ("summary", "first_line", "opening", "previous", "ledger", "reported", "judged", "pending", "settings", "fingerprint_base",
                  "greeting", "unfinished", "summaries", "refused", "asked_aside", "history_cut", "thread", "tools_offered", "recurring",
-                 "taken")
+                 "taken", "thought_under")
 
     def __init__(self, session_id: str, file: str, explicit_key: bool, first: int) -> None:
         self.summary = SessionSummary(session_id, file, explicit_key, first)
@@ -259,6 +259,9 @@ class SessionCheck:
         # and store it wrong)
         self.recurring = (0, 0)
         self.taken: Taken | None = None  # what a host answered, to the model the session's requests go to since
+        # settings_digest of the latest request whose logged reply carried reasoning: a request
+        # sent with the same settings thinks too, its own reply logged or not (CTX004)
+        self.thought_under: str | None = None
 
     @property
     def id(self) -> str:
@@ -399,10 +402,14 @@ class TurnContext:
         return self.engine.profiles.for_record(self.turn.record)
 
     @cached_property
-    def thinking(self) -> bool | None:
+    def replied_with_reasoning(self) -> bool:
         reply = self.turn.response_message
-        return thinking_enabled(self.request, self.profile, reply is not None and any(returned_reasoning(reply)),
-                                self.turn.record.settings_recorded)
+        return reply is not None and any(returned_reasoning(reply))
+
+    @cached_property
+    def thinking(self) -> bool | None:
+        thought = self.replied_with_reasoning or self.session.thought_under == self.settings
+        return thinking_enabled(self.request, self.profile, thought, self.turn.record.settings_recorded)
 
     @cached_property
     def counting_error(self) -> float:
@@ -681,6 +688,8 @@ class Engine:
         if ctx.side_request:
             return  # the conversation goes on from the request before this side request
         session.taken = ctx.taken_after()
+        if ctx.replied_with_reasoning:
+            session.thought_under = ctx.settings
         session.previous = turn
         session.judged = judged
         session.recurring = (live, stored)
