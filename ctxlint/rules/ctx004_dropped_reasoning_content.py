@@ -24,7 +24,8 @@ class DroppedReasoningContent(Rule):
     requires pass-back is flagged when it carries no reasoning at all. Whether a request
     is thinking comes from its switch (`thinking`, `enable_thinking`, a chat
     template's), else from its logged reply (one that carries reasoning was thought:
-    hosts switch thinking on by default where the maker's API does not), else from the
+    hosts switch thinking on by default where the maker's API does not) or from the
+    reply to an earlier request of the session sent with the same settings, else from the
     profile, where the log records the request's settings (a tracer's span or event that
     keeps the messages alone leaves a switch it does not show unknown: only reasoning
     the reply showed is asked for back). One copy of a reply's reasoning coming back is
