@@ -69,6 +69,53 @@ def test_a_word_nan_is_still_not_json(tmp_path):
     assert found[0][2].startswith("not JSON:")
 
 
+# --- records an application's text log writes after a prefix ---------------------------
+
+ANSWERED = orjson.dumps({"session_id": "t", "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "x"}]},
+                         "response": {"choices": [{"message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}]}})
+REPLY_DROPPED = orjson.dumps({"session_id": "t", "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "x"}, {"role": "user", "content": "y"}]}})
+
+
+@pytest.mark.parametrize("prefix", [
+    b"2026-01-02 10:00:01,123 INFO app.llm: request ",  # Python's logging
+    b"2026-01-02T10:00:01.123456789Z stdout F ",  # a container runtime's (CRI) log
+    b"Jan  2 10:00:01 host app[311]: ",  # syslog
+    b"level=info msg=\"llm call\" payload=",  # logfmt
+    b"[INFO] ",
+])
+def test_records_after_a_log_prefix_are_read_and_its_text_lines_skipped(tmp_path, prefix):
+    log = tmp_path / "app.log"
+    log.write_bytes(b"2026-01-02 10:00:00,001 INFO app.server: listening on :8080\n" + prefix + ANSWERED + b"\n"
+                    + b"Traceback (most recent call last):\n  File \"app.py\", line 3\n" + prefix + REPLY_DROPPED + b" in 312 ms\n")
+    report = json_report(str(log))
+    assert [(f["code"], f["line"]) for f in report["findings"]] == [("CTX016", 5)]
+    assert report["summary"]["records"] == 2
+    assert report["summary"]["skipped"] == {"a line of the application's log that holds no JSON (the file logs its records after a text prefix)": 3}
+
+
+def test_a_cut_off_record_in_a_text_log_is_still_reported(tmp_path):
+    found = located(tmp_path, b"2026-01-02 10:00:01 INFO request " + ANSWERED + b"\n2026-01-02 10:00:02 INFO request " + REPLY_DROPPED[:40] + b"\n", "app.log")
+    assert [(c, n) for c, n, _ in found] == [("CTX900", 2)]
+
+
+@pytest.mark.parametrize("line", [
+    b"hello",  # a line of text in JSON Lines, no record after a prefix anywhere
+    b'"}}' + TWO_USERS,  # a record glued to the end of another: writes interleaved
+    b'"messages": ' + TWO_USERS + b",",  # a member of JSON spread over lines
+])
+def test_text_that_is_no_log_prefix_is_still_not_json(tmp_path, line):
+    found = located(tmp_path, line + b"\n" + TWO_USERS + b"\n")
+    assert [(c, n) for c, n, _ in found] == [("CTX900", 1), ("CTX003", 2)]
+
+
+def test_a_folder_reads_the_text_logs_that_log_requests(tmp_path):
+    (tmp_path / "app.log").write_bytes(b"2026-01-02 10:00:00 INFO starting\n2026-01-02 10:00:01 INFO request " + TWO_USERS + b"\n")
+    (tmp_path / "server.log").write_bytes(b'2026-01-02 10:00:00 INFO starting\n2026-01-02 10:00:01 INFO config {"debug": true}\n')
+    report = json_report(str(tmp_path))
+    assert [(f["file"].rsplit("/", 1)[-1], f["code"], f["line"]) for f in report["findings"]] == [("app.log", "CTX003", 2)]
+    assert report["summary"]["files"] == 1
+
+
 def test_duplicate_keys_are_reported_and_the_last_is_read(tmp_path):
     line = b'{"session_id": "d", "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "a"}], "messages": [{"role": "user", "content": "b"}, {"role": "user", "content": "c"}]}}'
     found = located(tmp_path, line + b"\n")

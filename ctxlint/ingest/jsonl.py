@@ -16,7 +16,7 @@ from typing import IO, Callable, Iterator
 
 import orjson
 
-from ctxlint.ingest.record import InputProblem
+from ctxlint.ingest.record import InputProblem, Skipped
 from ctxlint.ingest.reuse import SharedPrefixDecoder
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -201,19 +201,61 @@ def _pointer_of_key(value: object, key: str, path: str = "") -> str | None:
     return None
 
 
+# What may end the text a logger writes before a record (a time, a level, a logger's name,
+# a message: `2026-01-02 10:00:01,123 INFO app.llm: request {…}`, a container runtime's
+# `2026-01-02T10:00:01.12Z stdout F {…}`, logfmt's `payload={…}`); a record glued to the
+# end of another (`…"}}{"session_id"…`, writes interleaved) follows none of these.
+LOG_PREFIX_ENDS = frozenset(b" \t:=|])>")
+TEXT_LOG_LINE = "a line of the application's log that holds no JSON (the file logs its records after a text prefix)"
+
+
+def after_log_prefix(text: bytes) -> dict | None:
+    """The JSON object a text log line holds after the text its logger wrote before it
+    (and, where the logger wrote more after it, before that), or None. A line of a JSON
+    document spread over many lines (`"metadata": {…},`) is none: it opens with a quote."""
+    start = text.find(b"{")
+    if start <= 0 or text[start - 1] not in LOG_PREFIX_ENDS or b"}" in text[:start] or text[:1] == b'"':
+        return None
+    try:
+        value = orjson.loads(text[start:])
+    except orjson.JSONDecodeError as error:
+        if "trailing" not in error.msg and "after document" not in error.msg:
+            return None
+        try:  # text after the record too (`… {…} in 312 ms`): the record is what one JSON value reads
+            value, end = json.JSONDecoder().raw_decode(text[start:].decode("utf-8"))
+        except (ValueError, RecursionError):
+            return None
+        if text[start:].decode("utf-8")[end:].lstrip()[:1] in (",", "]", "}"):
+            return None  # JSON goes on after it: a member of a document spread over lines
+    return value if isinstance(value, dict) else None
+
+
+def is_text_log(head: list[bytes]) -> bool:
+    """Whether a file's first lines show a text log whose records follow a text prefix:
+    its lines of text alone are then the application's, not broken records."""
+    return any(line[:1] != b"{" and after_log_prefix(line.strip()) is not None for line in head)
+
+
 def parse_line(line_bytes: bytes, path: str, number: int, first: bool = False, last: bool = False,
-               decoder: SharedPrefixDecoder | None = None) -> list[object | InputProblem]:
-    """One log line: [] when blank, else the parsed value and/or the problems found in it."""
+               decoder: SharedPrefixDecoder | None = None, text_log: bool = False) -> list[object | InputProblem | Skipped]:
+    """One log line: [] when blank, else the parsed value and/or the problems found in it.
+    In a text log (is_text_log) a record follows the text its logger wrote before it, and a
+    line without a `{` is the application's own, skipped."""
     text = line_bytes
     if first and text.startswith(b"\xef\xbb\xbf"):
         text = text[3:]
     text = text.rstrip(b"\r\n")
     if not text.strip():
         return []
-    found: list[object | InputProblem] = []
+    found: list[object | InputProblem | Skipped] = []
     try:
         value = decoder.loads(text) if decoder is not None else orjson.loads(text)
     except orjson.JSONDecodeError as error:
+        logged = after_log_prefix(text)
+        if logged is not None:
+            return [logged]
+        if text_log and b"{" not in text:
+            return [Skipped(path, number, TEXT_LOG_LINE)]
         read = _read_past_doubles(text, error)
         if read is None:
             said = decode_error(error, line_bytes, last)
@@ -258,6 +300,7 @@ def iter_lines(path: str, on_bytes: Callable[[int], None] | None = None,
     try:
         with _closing(stream, path):
             head = head_lines(stream)
+            text_log = is_text_log(head)
             if newest_first is not None and newest_first(head):
                 lines = _backwards(stream, head)
             else:
@@ -268,7 +311,8 @@ def iter_lines(path: str, on_bytes: Callable[[int], None] | None = None,
                 word = route(line_bytes) if route is not None else None
                 if word is SKIP:
                     continue
-                yield from ((number, item, word) for item in parse_line(line_bytes, path, number, first=number == 1, last=last, decoder=decoder))
+                yield from ((number, item, word) for item in parse_line(line_bytes, path, number, first=number == 1, last=last,
+                                                                                decoder=decoder, text_log=text_log))
     except READ_ERRORS as error:
         where = f"after line {number}" if number else "before the first line"
         raise ReadError(f"{path}: read stopped {where}: {error}") from error

@@ -510,7 +510,7 @@ def as_items(parsed: object, file: str, line: int, session_key: str | None, reus
 def as_item(parsed: object, file: str, line: int, session_key: str | None, reused: int = 0) -> Record | InputProblem | BatchOutput | Skipped:
     """A parsed log line (or element of a JSON list of them) as what ctxlint reads from
     it; a problem found in parsing stays one, and a record nested too deep to walk is one."""
-    if isinstance(parsed, InputProblem):
+    if isinstance(parsed, (InputProblem, Skipped)):
         return parsed
     try:
         return normalize(parsed, file, line, session_key, reused)

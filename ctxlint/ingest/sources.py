@@ -43,11 +43,12 @@ def format_of_file(path: str) -> str | None:
     """The reader of a file by its name (a rotated log's by the name it is written under),
     None for a name that is no request log's. A .jsonl that opens as JSON spread over
     lines is a JSON document; a .log (a name other logs take too) is read only when it
-    opens as JSON."""
+    opens as JSON, or when its first lines log requests after a text prefix (a time, a
+    level: an application's own log)."""
     live = _uncompressed(live_name(path).lower())
     if live.endswith(JSONL_SUFFIXES + LOG_SUFFIXES):
         opening = _first_line(path)
-        if live.endswith(LOG_SUFFIXES) and (opening is None or opening[:1] not in (b"{", b"[")):
+        if live.endswith(LOG_SUFFIXES) and (opening is None or opening[:1] not in (b"{", b"[")) and not _logs_requests_as_text(path):
             return None
         return _reader_by_opening(opening)
     if live.endswith(YAML_SUFFIXES):
@@ -99,6 +100,19 @@ def _first_line(path: str) -> bytes | None:
     except (*READ_ERRORS, ValueError):
         pass
     return None
+
+
+def _logs_requests_as_text(path: str) -> bool:
+    """Whether a text log's first lines hold a request after the text its logger wrote
+    before it (`… INFO app.llm: request {"messages": …}`)."""
+    from ctxlint.ingest.jsonl import READ_ERRORS, after_log_prefix, head_lines, open_binary
+
+    try:
+        with open_binary(path) as stream:
+            head = head_lines(stream)
+    except (*READ_ERRORS, ValueError):
+        return False
+    return any((b'"messages"' in line or b'"request"' in line) and after_log_prefix(line.strip()) is not None for line in head)
 
 
 def _reader_by_opening(opening: bytes | None) -> str:
