@@ -16,6 +16,8 @@ import pytest
 from conftest import FIXTURES, ROOT
 from helpers import json_report, run_cli
 
+from ctxlint.ingest.text_logs import OTHER_OBJECT, TEXT_LINE
+
 DEMO = FIXTURES / "demo" / "broken-agent.jsonl"
 TWO_USERS = orjson.dumps({"session_id": "z", "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "x"}, {"role": "user", "content": "y"}]}})
 
@@ -90,7 +92,33 @@ def test_records_after_a_log_prefix_are_read_and_its_text_lines_skipped(tmp_path
     report = json_report(str(log))
     assert [(f["code"], f["line"]) for f in report["findings"]] == [("CTX016", 5)]
     assert report["summary"]["records"] == 2
-    assert report["summary"]["skipped"] == {"a line of the application's log that holds no JSON (the file logs its records after a text prefix)": 3}
+    assert report["summary"]["skipped"] == {TEXT_LINE: 3}
+
+
+def test_the_openai_sdks_debug_log_is_read_from_the_dicts_it_prints(tmp_path):
+    # logging.basicConfig(level=logging.DEBUG): the SDK prints each request's options, its body in json_data
+    def options(messages: list) -> bytes:
+        return b"DEBUG:openai._base_client:Request options: " + repr(
+            {"method": "post", "url": "/chat/completions", "files": None, "idempotency_key": "stainless-python-retry-1",
+             "json_data": {"messages": messages, "model": "gpt-4o", "stream": False}}).encode()
+    first = [{"role": "system", "content": "You're terse."}, {"role": "user", "content": "List the last 10 presidents"}]
+    log = tmp_path / "debug.log"
+    log.write_bytes(b"\n".join([
+        b"DEBUG:httpx:load_ssl_context verify=True cert=None trust_env=True http2=False",
+        options(first),
+        b'DEBUG:openai._base_client:HTTP Response: POST https://api.openai.com/v1/chat/completions "200 OK" Headers({\'date\': \'Mon\'})',
+        b"INFO:root:config {'retries': 3, 'debug': True}",
+        options([*first, {"role": "user", "content": "Only the democrats"}]),
+    ]) + b"\n")
+    report = json_report(str(log))
+    assert [(f["code"], f["line"]) for f in report["findings"]] == [("CTX003", 5)]
+    assert report["summary"]["records"] == 2
+    assert report["summary"]["skipped"] == {TEXT_LINE: 2, OTHER_OBJECT: 1}
+
+
+def test_a_printed_dict_that_holds_what_json_cannot_is_not_read(tmp_path):
+    found = located(tmp_path, b"INFO request {'model': 'gpt-4o', 'messages': [], 'stop': {1, 2}}\n", "app.log")
+    assert [(c, n) for c, n, _ in found] == [("CTX900", 1)]
 
 
 def test_a_cut_off_record_in_a_text_log_is_still_reported(tmp_path):

@@ -18,6 +18,7 @@ import orjson
 
 from ctxlint.ingest.record import InputProblem, Skipped
 from ctxlint.ingest.reuse import SharedPrefixDecoder
+from ctxlint.ingest.text_logs import TEXT_LINE, LoggedObject, is_text_log, logged_object, names_a_request
 
 GZIP_MAGIC = b"\x1f\x8b"
 NUL = b"\x00"
@@ -201,46 +202,12 @@ def _pointer_of_key(value: object, key: str, path: str = "") -> str | None:
     return None
 
 
-# What may end the text a logger writes before a record (a time, a level, a logger's name,
-# a message: `2026-01-02 10:00:01,123 INFO app.llm: request {…}`, a container runtime's
-# `2026-01-02T10:00:01.12Z stdout F {…}`, logfmt's `payload={…}`); a record glued to the
-# end of another (`…"}}{"session_id"…`, writes interleaved) follows none of these.
-LOG_PREFIX_ENDS = frozenset(b" \t:=|])>")
-TEXT_LOG_LINE = "a line of the application's log that holds no JSON (the file logs its records after a text prefix)"
-
-
-def after_log_prefix(text: bytes) -> dict | None:
-    """The JSON object a text log line holds after the text its logger wrote before it
-    (and, where the logger wrote more after it, before that), or None. A line of a JSON
-    document spread over many lines (`"metadata": {…},`) is none: it opens with a quote."""
-    start = text.find(b"{")
-    if start <= 0 or text[start - 1] not in LOG_PREFIX_ENDS or b"}" in text[:start] or text[:1] == b'"':
-        return None
-    try:
-        value = orjson.loads(text[start:])
-    except orjson.JSONDecodeError as error:
-        if "trailing" not in error.msg and "after document" not in error.msg:
-            return None
-        try:  # text after the record too (`… {…} in 312 ms`): the record is what one JSON value reads
-            value, end = json.JSONDecoder().raw_decode(text[start:].decode("utf-8"))
-        except (ValueError, RecursionError):
-            return None
-        if text[start:].decode("utf-8")[end:].lstrip()[:1] in (",", "]", "}"):
-            return None  # JSON goes on after it: a member of a document spread over lines
-    return value if isinstance(value, dict) else None
-
-
-def is_text_log(head: list[bytes]) -> bool:
-    """Whether a file's first lines show a text log whose records follow a text prefix:
-    its lines of text alone are then the application's, not broken records."""
-    return any(line[:1] != b"{" and after_log_prefix(line.strip()) is not None for line in head)
-
-
 def parse_line(line_bytes: bytes, path: str, number: int, first: bool = False, last: bool = False,
                decoder: SharedPrefixDecoder | None = None, text_log: bool = False) -> list[object | InputProblem | Skipped]:
     """One log line: [] when blank, else the parsed value and/or the problems found in it.
-    In a text log (is_text_log) a record follows the text its logger wrote before it, and a
-    line without a `{` is the application's own, skipped."""
+    A record may follow the text a logger wrote before it (text_logs.logged_object); in a
+    text log (text_logs.is_text_log) a line that holds no request is the application's own,
+    skipped, and so is an object of no known record shape (a LoggedObject)."""
     text = line_bytes
     if first and text.startswith(b"\xef\xbb\xbf"):
         text = text[3:]
@@ -251,11 +218,11 @@ def parse_line(line_bytes: bytes, path: str, number: int, first: bool = False, l
     try:
         value = decoder.loads(text) if decoder is not None else orjson.loads(text)
     except orjson.JSONDecodeError as error:
-        logged = after_log_prefix(text)
+        logged = logged_object(text)
         if logged is not None:
-            return [logged]
-        if text_log and b"{" not in text:
-            return [Skipped(path, number, TEXT_LOG_LINE)]
+            return [LoggedObject(logged) if text_log else logged]
+        if text_log and not names_a_request(text):
+            return [Skipped(path, number, TEXT_LINE)]
         read = _read_past_doubles(text, error)
         if read is None:
             said = decode_error(error, line_bytes, last)

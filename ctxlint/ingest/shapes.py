@@ -19,6 +19,7 @@ from ctxlint.ingest.record import InputProblem, LoggedCall, Record, Response, Sk
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest.schema import json_pointer, schema_problem
 from ctxlint.ingest.source_map import BodyProblem, SourceMap, kept_in_place, member_pointers
+from ctxlint.ingest.text_logs import OTHER_OBJECT, LoggedObject
 
 # first found wins; then the same names in camelCase, as JavaScript loggers and trace exports write them,
 # then a plain `session` and Open WebUI's `chat_id`
@@ -513,9 +514,12 @@ def as_item(parsed: object, file: str, line: int, session_key: str | None, reuse
     if isinstance(parsed, (InputProblem, Skipped)):
         return parsed
     try:
-        return normalize(parsed, file, line, session_key, reused)
+        item = normalize(parsed, file, line, session_key, reused)
     except (RecursionError, TypeError) as error:
         return too_deep(error, file, line)
+    if isinstance(parsed, LoggedObject) and isinstance(item, InputProblem) and item.message.startswith(NO_SHAPE):
+        return Skipped(file, line, OTHER_OBJECT)  # what else the application logs, not a broken record
+    return item
 
 
 def normalize(obj: Any, file: str, line: int, session_key_path: str | None = None, reused: int = 0,

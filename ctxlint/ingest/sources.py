@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ctxlint.ingest.text_logs import logs_requests
+
 LOOP_DIR = re.compile(r"^loop-(\d+)$")
 # Matched on a name without its compression suffix: ingest.jsonl.open_binary reads gzip,
 # bzip2 and xz, and names the others (zstd, lz4) in an error, not a flood of CTX900.
@@ -103,16 +105,15 @@ def _first_line(path: str) -> bytes | None:
 
 
 def _logs_requests_as_text(path: str) -> bool:
-    """Whether a text log's first lines hold a request after the text its logger wrote
-    before it (`… INFO app.llm: request {"messages": …}`)."""
-    from ctxlint.ingest.jsonl import READ_ERRORS, after_log_prefix, head_lines, open_binary
+    """Whether a text log's first lines hold a request after its logger's prefix (text_logs.logs_requests)."""
+    from ctxlint.ingest.jsonl import READ_ERRORS, head_lines, open_binary
 
     try:
         with open_binary(path) as stream:
             head = head_lines(stream)
     except (*READ_ERRORS, ValueError):
         return False
-    return any((b'"messages"' in line or b'"request"' in line) and after_log_prefix(line.strip()) is not None for line in head)
+    return logs_requests(head)
 
 
 def _reader_by_opening(opening: bytes | None) -> str:

@@ -1,0 +1,85 @@
+"""An application's own text log: the records its logger writes after a prefix (a time, a
+level, a message), as JSON or as the dict a Python logger prints, among lines of its own."""
+
+from __future__ import annotations
+
+import ast
+import json
+
+import orjson
+
+# What may end the text a logger writes before a record (a time, a level, a logger's name,
+# a message: `2026-01-02 10:00:01,123 INFO app.llm: request {…}`, a container runtime's
+# `2026-01-02T10:00:01.12Z stdout F {…}`, logfmt's `payload={…}`); a record glued to the
+# end of another (`…"}}{"session_id"…`, writes interleaved) follows none of these.
+LOG_PREFIX_ENDS = frozenset(b" \t:=|])>")
+# What a line that was to hold a request names: one that cannot be read is a broken record
+REQUEST_MARKS = (b"messages", b"contents", b'"input"', b"'input'", b'"request"', b"'request'")
+
+TEXT_LINE = "a line of the application's log that holds no request (the file logs its records after a text prefix)"
+OTHER_OBJECT = "an object the application's log holds that is no request (the file logs its records after a text prefix)"
+
+
+class LoggedObject(dict):
+    """An object read off a line of a text log, after its logger's prefix: one of no known
+    record shape is the application's own (OTHER_OBJECT), not a broken record."""
+
+
+def logged_object(text: bytes) -> dict | None:
+    """The object a line of an application's text log holds, or None: the JSON object after
+    the text its logger wrote before it (and before any it wrote after it), or a dict as
+    Python prints one (the OpenAI and Anthropic SDKs' debug log, `Request options: {'method':
+    'post', …, 'json_data': {…}}`; an app's `logger.info("request %s", kwargs)`). A line of
+    a JSON document spread over many lines (`"metadata": {…},`) is none: it opens with a
+    quote, or JSON goes on after its object."""
+    start = text.find(b"{")
+    if start < 0 or (start > 0 and (text[start - 1] not in LOG_PREFIX_ENDS or b"}" in text[:start] or text[:1] == b'"')):
+        return None
+    payload = text[start:]
+    if payload.startswith(b"{'"):  # no JSON object opens so: Python's repr of a dict with string keys
+        return _printed_dict(payload)
+    if start == 0:
+        return None  # a JSON line that did not parse: not a logger's
+    try:
+        value = orjson.loads(payload)
+    except orjson.JSONDecodeError as error:
+        if "trailing" not in error.msg and "after document" not in error.msg:
+            return None
+        try:  # text after the record too (`… {…} in 312 ms`): the record is what one JSON value reads
+            decoded = payload.decode("utf-8")
+            value, end = json.JSONDecoder().raw_decode(decoded)
+        except (ValueError, RecursionError):
+            return None
+        if decoded[end:].lstrip()[:1] in (",", "]", "}"):
+            return None  # JSON goes on after it: a member of a document spread over lines
+    return value if isinstance(value, dict) else None
+
+
+def _printed_dict(payload: bytes) -> dict | None:
+    """A dict as Python prints it, read as the JSON it stands for (literal_eval runs no code;
+    Python's parser refuses nesting past 200 levels); None when it holds anything else
+    (an object's repr, a set, bytes)."""
+    try:
+        value = ast.literal_eval(payload.decode("utf-8").rstrip())
+        value = orjson.loads(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def is_text_log(head: list[bytes]) -> bool:
+    """Whether a file's first lines show a text log whose records follow a text prefix."""
+    return any(line[:1] != b"{" and logged_object(line.strip()) is not None for line in head)
+
+
+def logs_requests(head: list[bytes]) -> bool:
+    """Whether a text log's first lines hold a request after the text its logger wrote
+    before it (`… INFO app.llm: request {"messages": …}`)."""
+    return any(line[:1] != b"{" and any(mark in line for mark in REQUEST_MARKS) and logged_object(line.strip()) is not None
+               for line in head)
+
+
+def names_a_request(text: bytes) -> bool:
+    """Whether a line of a text log that holds no readable object was to hold a request
+    (a record cut short): one that names none is the application's own."""
+    return any(mark in text for mark in REQUEST_MARKS)
