@@ -121,6 +121,12 @@ def test_a_printed_dict_that_holds_what_json_cannot_is_not_read(tmp_path):
     assert [(c, n) for c, n, _ in found] == [("CTX900", 1)]
 
 
+def test_a_log_named_so_skips_its_lines_of_text_before_its_first_request(tmp_path):
+    startup = b"".join(b"2026-01-02 10:00:00 INFO loading plugin %d\n" % n for n in range(100))
+    found = located(tmp_path, startup + b"2026-01-02 10:00:01 INFO request " + TWO_USERS + b"\n", "app.log")
+    assert [(c, n) for c, n, _ in found] == [("CTX003", 101)]
+
+
 def test_a_cut_off_record_in_a_text_log_is_still_reported(tmp_path):
     found = located(tmp_path, b"2026-01-02 10:00:01 INFO request " + ANSWERED + b"\n2026-01-02 10:00:02 INFO request " + REPLY_DROPPED[:40] + b"\n", "app.log")
     assert [(c, n) for c, n, _ in found] == [("CTX900", 2)]

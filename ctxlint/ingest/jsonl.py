@@ -18,6 +18,7 @@ import orjson
 
 from ctxlint.ingest.record import InputProblem, Skipped
 from ctxlint.ingest.reuse import SharedPrefixDecoder
+from ctxlint.ingest.sources import named_as_text_log
 from ctxlint.ingest.text_logs import TEXT_LINE, LoggedObject, is_text_log, logged_object, names_a_request
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -267,7 +268,7 @@ def iter_lines(path: str, on_bytes: Callable[[int], None] | None = None,
     try:
         with _closing(stream, path):
             head = head_lines(stream)
-            text_log = is_text_log(head)
+            text_log = named_as_text_log(path) or is_text_log(head)
             if newest_first is not None and newest_first(head):
                 lines = _backwards(stream, head)
             else:

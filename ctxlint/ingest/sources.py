@@ -78,6 +78,12 @@ def named_as_lines(path: str) -> bool:
     return _uncompressed(live_name(path).lower()).endswith(JSONL_SUFFIXES + LOG_SUFFIXES)
 
 
+def named_as_text_log(path: str) -> bool:
+    """Whether the file's name (a rotated log's live name) is an application's log's: its
+    lines of text are the application's own (ingest.text_logs), not broken records."""
+    return _uncompressed(live_name(path).lower()).endswith(LOG_SUFFIXES)
+
+
 def _uncompressed(name: str) -> str:
     return next((name[:-len(suffix)] for suffix in COMPRESSED if name.endswith(suffix)), name)
 

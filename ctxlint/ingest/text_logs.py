@@ -16,8 +16,8 @@ LOG_PREFIX_ENDS = frozenset(b" \t:=|])>")
 # What a line that was to hold a request names: one that cannot be read is a broken record
 REQUEST_MARKS = (b"messages", b"contents", b'"input"', b"'input'", b'"request"', b"'request'")
 
-TEXT_LINE = "a line of the application's log that holds no request (the file logs its records after a text prefix)"
-OTHER_OBJECT = "an object the application's log holds that is no request (the file logs its records after a text prefix)"
+TEXT_LINE = "a line of an application's text log that names no request (its own: a startup line, a traceback)"
+OTHER_OBJECT = "an object an application's text log holds that is no request (its own: a config, a metric)"
 
 
 class LoggedObject(dict):
