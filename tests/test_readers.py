@@ -187,7 +187,7 @@ def test_batch_input_and_output_join_on_custom_id_in_any_order():
     ingested = read_inputs([str(READERS / "batch_output.jsonl"), str(READERS / "batch_input.jsonl")])
     assert [r.custom_id for r in ingested.records] == ["conv-1-turn-1", "conv-1-turn-2"]
     assert [r.response.usage["prompt_tokens"] for r in ingested.records] == [80, 120]
-    assert ingested.skipped == []
+    assert not ingested.skipped
 
 
 def test_anthropic_message_batches_join_their_results_on_custom_id():

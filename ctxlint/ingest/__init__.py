@@ -28,7 +28,7 @@ Item = Record | InputProblem | Skipped | BatchOutput | ReplyLine
 class Ingested:
     records: list[Record] = field(default_factory=list)
     problems: list[InputProblem] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)  # reason -> lines: a text log may skip millions
     io_errors: list[str] = field(default_factory=list)
     read_backwards: list[str] = field(default_factory=list)  # files written newest first, read last line first
     files: int = 0
@@ -36,7 +36,10 @@ class Ingested:
 
     @property
     def skipped_by_reason(self) -> dict[str, int]:
-        return dict(sorted(Counter(s.reason for s in self.skipped).items()))
+        return dict(sorted(self.skipped.items()))
+
+    def skip(self, skipped: Skipped) -> None:
+        self.skipped[skipped.reason] += 1
 
 
 def readable_records(ingested: Ingested) -> list[Record]:
@@ -230,7 +233,7 @@ def sort_items(items: Iterable[Item], into: Ingested, report_unmatched: bool = T
     for record in _replies_joined(items, into, report_unmatched):
         rebuilt = stored.rebuilt(record)
         if isinstance(rebuilt, Skipped):
-            into.skipped.append(rebuilt)
+            into.skip(rebuilt)
             into.record_count -= 1
         else:
             yield rebuilt
@@ -267,7 +270,7 @@ def _replies_joined(items: Iterable[Item], into: Ingested, report_unmatched: boo
             if answered is None:
                 early.append(item)
                 if len(early) > REPLY_WINDOW:
-                    into.skipped.append(_unanswering(early.popleft()))
+                    into.skip(_unanswering(early.popleft()))
             else:
                 answered.response = item.response
                 yield from _unjoinable_head(held)
@@ -276,14 +279,15 @@ def _replies_joined(items: Iterable[Item], into: Ingested, report_unmatched: boo
         elif isinstance(item, InputProblem):
             into.problems.append(item)
         else:
-            into.skipped.append(item)
+            into.skip(item)
     for output in outputs:
         record = waiting.get(output.custom_id)
         if record is None and report_unmatched:
-            into.skipped.append(Skipped(output.file, output.line, "batch output line whose input line was not given"))
+            into.skip(Skipped(output.file, output.line, "batch output line whose input line was not given"))
         elif record is not None:
             record.response = output.response
-    into.skipped += map(_unanswering, early)
+    for reply in early:
+        into.skip(_unanswering(reply))
     yield from held
     yield from waiting.values()
 

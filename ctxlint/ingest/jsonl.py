@@ -219,7 +219,7 @@ def parse_line(line_bytes: bytes, path: str, number: int, first: bool = False, l
     try:
         value = decoder.loads(text) if decoder is not None else orjson.loads(text)
     except orjson.JSONDecodeError as error:
-        logged = logged_object(text)
+        logged = logged_object(text, decoder.loads if decoder is not None else orjson.loads)
         if logged is not None:
             return [LoggedObject(logged) if text_log else logged]
         if text_log and not names_a_request(text):

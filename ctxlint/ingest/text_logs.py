@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+from typing import Any, Callable
 
 import orjson
 
@@ -25,13 +26,14 @@ class LoggedObject(dict):
     record shape is the application's own (OTHER_OBJECT), not a broken record."""
 
 
-def logged_object(text: bytes) -> dict | None:
+def logged_object(text: bytes, loads: Callable[[bytes], Any] = orjson.loads) -> dict | None:
     """The object a line of an application's text log holds, or None: the JSON object after
     the text its logger wrote before it (and before any it wrote after it), or a dict as
     Python prints one (the OpenAI and Anthropic SDKs' debug log, `Request options: {'method':
     'post', …, 'json_data': {…}}`; an app's `logger.info("request %s", kwargs)`). A line of
     a JSON document spread over many lines (`"metadata": {…},`) is none: it opens with a
-    quote, or JSON goes on after its object."""
+    quote, or JSON goes on after its object. `loads` parses JSON (a SharedPrefixDecoder's,
+    which reuses the history a record repeats)."""
     start = text.find(b"{")
     if start < 0 or (start > 0 and (text[start - 1] not in LOG_PREFIX_ENDS or b"}" in text[:start] or text[:1] == b'"')):
         return None
@@ -41,7 +43,7 @@ def logged_object(text: bytes) -> dict | None:
     if start == 0:
         return None  # a JSON line that did not parse: not a logger's
     try:
-        value = orjson.loads(payload)
+        value = loads(payload)
     except orjson.JSONDecodeError as error:
         if "trailing" not in error.msg and "after document" not in error.msg:
             return None
