@@ -130,6 +130,7 @@ def test_a_log_named_so_skips_its_lines_of_text_before_its_first_request(tmp_pat
 def test_a_cut_off_record_in_a_text_log_is_still_reported(tmp_path):
     found = located(tmp_path, b"2026-01-02 10:00:01 INFO request " + ANSWERED + b"\n2026-01-02 10:00:02 INFO request " + REPLY_DROPPED[:40] + b"\n", "app.log")
     assert [(c, n) for c, n, _ in found] == [("CTX900", 2)]
+    assert found[0][2] == "not JSON: unexpected end of data at column 41 (of the JSON after the log prefix, from column 34)"
 
 
 @pytest.mark.parametrize("line", [

@@ -19,7 +19,7 @@ import orjson
 from ctxlint.ingest.record import InputProblem, Skipped
 from ctxlint.ingest.reuse import SharedPrefixDecoder
 from ctxlint.ingest.sources import named_as_text_log
-from ctxlint.ingest.text_logs import TEXT_LINE, LoggedObject, is_text_log, logged_object, names_a_request
+from ctxlint.ingest.text_logs import TEXT_LINE, LoggedObject, is_text_log, logged_object, names_a_request, object_start
 
 GZIP_MAGIC = b"\x1f\x8b"
 NUL = b"\x00"
@@ -203,6 +203,20 @@ def _pointer_of_key(value: object, key: str, path: str = "") -> str | None:
     return None
 
 
+def _after_log_prefix(text: bytes, line_bytes: bytes, last: bool) -> str | None:
+    """What is wrong with the JSON a logger wrote after its prefix, where the line (`text`,
+    without its line end) has one."""
+    start = object_start(text)
+    if not start:
+        return None
+    try:
+        orjson.loads(text[start:])
+    except orjson.JSONDecodeError as error:
+        line_end = line_bytes[len(line_bytes.rstrip(b"\r\n")):]
+        return f"{decode_error(error, text[start:] + line_end, last)} (of the JSON after the log prefix, from column {start + 1})"
+    return None
+
+
 def parse_line(line_bytes: bytes, path: str, number: int, first: bool = False, last: bool = False,
                decoder: SharedPrefixDecoder | None = None, text_log: bool = False) -> list[object | InputProblem | Skipped]:
     """One log line: [] when blank, else the parsed value and/or the problems found in it.
@@ -226,7 +240,7 @@ def parse_line(line_bytes: bytes, path: str, number: int, first: bool = False, l
             return [Skipped(path, number, TEXT_LINE)]
         read = _read_past_doubles(text, error)
         if read is None:
-            said = decode_error(error, line_bytes, last)
+            said = _after_log_prefix(text, line_bytes, last) or decode_error(error, line_bytes, last)
             if first and text.strip() in (b"[", b"{"):
                 said += ("; the file opens one JSON document spread over many lines, not JSON Lines (one record per line):"
                          " name it .json or pass --input-format json")

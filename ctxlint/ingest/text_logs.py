@@ -34,8 +34,8 @@ def logged_object(text: bytes, loads: Callable[[bytes], Any] = orjson.loads) -> 
     a JSON document spread over many lines (`"metadata": {…},`) is none: it opens with a
     quote, or JSON goes on after its object. `loads` parses JSON (a SharedPrefixDecoder's,
     which reuses the history a record repeats)."""
-    start = text.find(b"{")
-    if start < 0 or (start > 0 and (text[start - 1] not in LOG_PREFIX_ENDS or b"}" in text[:start] or text[:1] == b'"')):
+    start = object_start(text)
+    if start is None:
         return None
     payload = text[start:]
     if payload.startswith(b"{'"):  # no JSON object opens so: Python's repr of a dict with string keys
@@ -57,6 +57,15 @@ def logged_object(text: bytes, loads: Callable[[bytes], Any] = orjson.loads) -> 
     return value if isinstance(value, dict) else None
 
 
+def object_start(text: bytes) -> int | None:
+    """Where the object of a line opens: at its start, or after the text a logger wrote
+    before it; None for a line whose first `{` follows no such text."""
+    start = text.find(b"{")
+    if start < 0 or (start > 0 and (text[start - 1] not in LOG_PREFIX_ENDS or b"}" in text[:start] or text[:1] == b'"')):
+        return None
+    return start
+
+
 def _printed_dict(payload: bytes) -> dict | None:
     """A dict as Python prints it, read as the JSON it stands for (literal_eval runs no code;
     Python's parser refuses nesting past 200 levels); None when it holds anything else
@@ -69,16 +78,19 @@ def _printed_dict(payload: bytes) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
+def _after_a_prefix(line: bytes) -> bool:
+    return line[:1] != b"{" and logged_object(line.strip()) is not None
+
+
 def is_text_log(head: list[bytes]) -> bool:
     """Whether a file's first lines show a text log whose records follow a text prefix."""
-    return any(line[:1] != b"{" and logged_object(line.strip()) is not None for line in head)
+    return any(map(_after_a_prefix, head))
 
 
 def logs_requests(head: list[bytes]) -> bool:
     """Whether a text log's first lines hold a request after the text its logger wrote
     before it (`… INFO app.llm: request {"messages": …}`)."""
-    return any(line[:1] != b"{" and any(mark in line for mark in REQUEST_MARKS) and logged_object(line.strip()) is not None
-               for line in head)
+    return any(names_a_request(line) and _after_a_prefix(line) for line in head)
 
 
 def names_a_request(text: bytes) -> bool:
