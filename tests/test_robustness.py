@@ -127,6 +127,11 @@ def test_a_log_named_so_skips_its_lines_of_text_before_its_first_request(tmp_pat
     assert [(c, n) for c, n, _ in found] == [("CTX003", 101)]
 
 
+def test_a_record_cut_short_in_a_log_named_so_is_still_reported(tmp_path):
+    found = located(tmp_path, ANSWERED + b"\n" + ANSWERED[:12] + b"\n" + b"INFO done\n", "requests.log")
+    assert [(c, n) for c, n, _ in found] == [("CTX900", 2)]
+
+
 def test_a_cut_off_record_in_a_text_log_is_still_reported(tmp_path):
     found = located(tmp_path, b"2026-01-02 10:00:01 INFO request " + ANSWERED + b"\n2026-01-02 10:00:02 INFO request " + REPLY_DROPPED[:40] + b"\n", "app.log")
     assert [(c, n) for c, n, _ in found] == [("CTX900", 2)]

@@ -221,8 +221,9 @@ def parse_line(line_bytes: bytes, path: str, number: int, first: bool = False, l
                decoder: SharedPrefixDecoder | None = None, text_log: bool = False) -> list[object | InputProblem | Skipped]:
     """One log line: [] when blank, else the parsed value and/or the problems found in it.
     A record may follow the text a logger wrote before it (text_logs.logged_object); in a
-    text log (text_logs.is_text_log) a line that holds no request is the application's own,
-    skipped, and so is an object of no known record shape (a LoggedObject)."""
+    text log (a .log, or text_logs.is_text_log) a line that neither opens as JSON nor names a
+    request is the application's own, skipped, and so is an object of no known record shape
+    (a LoggedObject)."""
     text = line_bytes
     if first and text.startswith(b"\xef\xbb\xbf"):
         text = text[3:]
@@ -236,7 +237,7 @@ def parse_line(line_bytes: bytes, path: str, number: int, first: bool = False, l
         logged = logged_object(text, decoder.loads if decoder is not None else orjson.loads)
         if logged is not None:
             return [LoggedObject(logged) if text_log else logged]
-        if text_log and not names_a_request(text):
+        if text_log and text.lstrip()[:1] != b"{" and not names_a_request(text):  # a record cut short opens with {
             return [Skipped(path, number, TEXT_LINE)]
         read = _read_past_doubles(text, error)
         if read is None:
