@@ -203,7 +203,7 @@ def _pointer_of_key(value: object, key: str, path: str = "") -> str | None:
     return None
 
 
-def _after_log_prefix(text: bytes, line_bytes: bytes, last: bool) -> str | None:
+def _problem_after_log_prefix(text: bytes, line_bytes: bytes, last: bool) -> str | None:
     """What is wrong with the JSON a logger wrote after its prefix, where the line (`text`,
     without its line end) has one."""
     start = object_start(text)
@@ -241,7 +241,7 @@ def parse_line(line_bytes: bytes, path: str, number: int, first: bool = False, l
             return [Skipped(path, number, TEXT_LINE)]
         read = _read_past_doubles(text, error)
         if read is None:
-            said = _after_log_prefix(text, line_bytes, last) or decode_error(error, line_bytes, last)
+            said = _problem_after_log_prefix(text, line_bytes, last) or decode_error(error, line_bytes, last)
             if first and text.strip() in (b"[", b"{"):
                 said += ("; the file opens one JSON document spread over many lines, not JSON Lines (one record per line):"
                          " name it .json or pass --input-format json")
