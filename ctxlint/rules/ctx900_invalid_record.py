@@ -11,7 +11,10 @@ class InvalidRecord(Rule):
     resembles), or a request body that breaks the chat-completions schema (the message
     names the JSON path). The rest of the file is still checked. A line JSON parsers
     refuse only for a number (one past a double's range, or the `NaN` and `Infinity`
-    Python's `json.dumps` writes) is reported and still read and checked.
+    Python's `json.dumps` writes) is reported and still read and checked. In an
+    application's text log (a `.log` file, or one whose records follow a logger's prefix),
+    a line of the application's own text and an object of no record shape are counted
+    as skipped, not reported; a record cut short there is.
 
     ## Why is this bad?
     A line that cannot be read is a request nobody checked. In a log that should be
