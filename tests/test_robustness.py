@@ -116,8 +116,19 @@ def test_the_openai_sdks_debug_log_is_read_from_the_dicts_it_prints(tmp_path):
     assert report["summary"]["skipped"] == {TEXT_LINE: 2, OTHER_OBJECT: 1}
 
 
-def test_a_printed_dict_that_holds_what_json_cannot_is_not_read(tmp_path):
-    found = located(tmp_path, b"INFO request {'model': 'gpt-4o', 'messages': [], 'stop': {1, 2}}\n", "app.log")
+def test_a_printed_dict_keeps_what_json_has_no_form_for_as_its_text_and_runs_nothing(tmp_path):
+    # the Anthropic SDK's options hold a timeout object when one is set; nothing printed is ever run
+    options = (b"DEBUG:anthropic._base_client:Request options: {'method': 'post', 'url': '/v1/messages', "
+               b"'timeout': Timeout(connect=5.0, read=600), 'extra': __import__('os').remove('/nonexistent'), 'files': None, "
+               b"'json_data': {'max_tokens': 1024, 'messages': [{'role': 'user', 'content': 'x'}, {'role': 'user', 'content': 'y'}], "
+               b"'model': 'claude-sonnet-4-5', 'stop_sequences': {'END'}}}")
+    found = located(tmp_path, options + b"\n", "debug.log")
+    assert [(c, n) for c, n, _ in found] == [("CTX003", 1)]
+
+
+@pytest.mark.parametrize("printed", [b"{**defaults, 'messages': []}", b"{'messages': [" + b"[" * 300 + b"]" * 300 + b"]}"])
+def test_what_is_no_dict_python_printed_is_not_read_as_one(tmp_path, printed):
+    found = located(tmp_path, b"INFO request " + printed + b"\n", "app.log")
     assert [(c, n) for c, n, _ in found] == [("CTX900", 1)]
 
 

@@ -67,15 +67,34 @@ def object_start(text: bytes) -> int | None:
 
 
 def _printed_dict(payload: bytes) -> dict | None:
-    """A dict as Python prints it, read as the JSON it stands for (literal_eval runs no code;
-    Python's parser refuses nesting past 200 levels); None when it holds anything else
-    (an object's repr, a set, bytes)."""
+    """A dict as Python prints it, read as the JSON it stands for, or None. Its text is
+    parsed, never run (Python's parser refuses nesting past 200 levels); a value JSON has
+    no form for (an object's repr, `Timeout(connect=5.0)`, `NOT_GIVEN`; a set; bytes) is
+    kept as the text Python printed for it."""
     try:
-        value = ast.literal_eval(payload.decode("utf-8").rstrip())
-        value = orjson.loads(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        tree = ast.parse(payload.decode("utf-8").strip(), mode="eval").body
+        return _as_json(tree) if isinstance(tree, ast.Dict) else None
+    except (ValueError, SyntaxError, MemoryError, RecursionError, _NoKey):
         return None
-    return value if isinstance(value, dict) else None
+
+
+class _NoKey(Exception):
+    """A printed dict whose key is no constant: not a dict Python printed."""
+
+
+def _as_json(node: ast.expr) -> Any:
+    if isinstance(node, ast.Dict):
+        if any(key is None or not isinstance(key, ast.Constant) for key in node.keys):
+            raise _NoKey
+        return {str(key.value): _as_json(value) for key, value in zip(node.keys, node.values)}  # type: ignore[union-attr]
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_as_json(item) for item in node.elts]
+    if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (str, bool, int, float))):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and isinstance(node.operand.value, (int, float)) and not isinstance(node.operand.value, bool):
+        return -node.operand.value
+    return ast.unparse(node)
 
 
 def _after_a_prefix(line: bytes) -> bool:
