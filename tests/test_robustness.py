@@ -143,6 +143,25 @@ def test_a_record_cut_short_in_a_log_named_so_is_still_reported(tmp_path):
     assert [(c, n) for c, n, _ in found] == [("CTX900", 2)]
 
 
+def test_a_record_a_logger_printed_over_lines_is_read_at_its_first_line(tmp_path):
+    # logger.info("request %s", json.dumps(record, indent=2)), and the same with the JSON from a line of its own
+    log = tmp_path / "app.log"
+    log.write_bytes(b"2026-01-02 10:00:00 INFO app: starting\n"
+                    + b"2026-01-02 10:00:01 INFO app.llm: request " + orjson.dumps(orjson.loads(ANSWERED), option=orjson.OPT_INDENT_2) + b"\n"
+                    + b"2026-01-02 10:00:02 INFO app.llm: request:\n" + orjson.dumps(orjson.loads(REPLY_DROPPED), option=orjson.OPT_INDENT_2) + b"\n"
+                    + b"2026-01-02 10:00:03 INFO app: done\n")
+    first_of_second = log.read_bytes().split(b"\n").index(b"2026-01-02 10:00:02 INFO app.llm: request:") + 2
+    for jobs in ("1", "2"):
+        report = json_report(str(log), "--jobs", jobs)
+        assert [(f["code"], f["line"]) for f in report["findings"]] == [("CTX016", first_of_second)]
+        assert report["summary"]["records"] == 2 and report["summary"]["skipped"] == {TEXT_LINE: 3}
+
+
+def test_an_object_nothing_closes_leaves_the_lines_after_it_as_they_were(tmp_path):
+    found = located(tmp_path, b"2026-01-02 10:00:01 INFO request {\n" + TWO_USERS + b"\n  \"indented\": 1\n", "app.log")
+    assert [(c, n) for c, n, _ in found] == [("CTX900", 1), ("CTX003", 2)]
+
+
 def test_a_cut_off_record_in_a_text_log_is_still_reported(tmp_path):
     found = located(tmp_path, b"2026-01-02 10:00:01 INFO request " + ANSWERED + b"\n2026-01-02 10:00:02 INFO request " + REPLY_DROPPED[:40] + b"\n", "app.log")
     assert [(c, n) for c, n, _ in found] == [("CTX900", 2)]

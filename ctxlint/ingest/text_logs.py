@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import ast
 import json
-from typing import Any, Callable
+from collections import deque
+from typing import Any, Callable, Iterator
 
 import orjson
 
@@ -16,6 +17,10 @@ import orjson
 LOG_PREFIX_ENDS = frozenset(b" \t:=|])>")
 # What a line that was to hold a request names: one that cannot be read is a broken record
 REQUEST_MARKS = (b"messages", b"contents", b'"input"', b"'input'", b'"request"', b"'request'")
+
+# The most a record a logger spread over lines is gathered from: past it, its lines are read one by one
+BLOCK_LINES = 100_000
+BLOCK_BYTES = 64 << 20
 
 TEXT_LINE = "a line of an application's text log that names no request (its own: a startup line, a traceback)"
 OTHER_OBJECT = "an object an application's text log holds that is no request (its own: a config, a metric)"
@@ -116,3 +121,67 @@ def names_a_request(text: bytes) -> bool:
     """Whether a line of a text log that holds no readable object was to hold a request
     (a record cut short): one that names none is the application's own."""
     return any(mark in text for mark in REQUEST_MARKS)
+
+
+Line = tuple[int, bytes, bool]  # (line number, its bytes, whether it ends the file)
+
+
+def joined_records(lines: Iterator[Line]) -> Iterator[Line]:
+    """A text log's lines, with each record its logger spread over lines (JSON printed with
+    an indent, `logger.info("request: %s", json.dumps(body, indent=2))`) joined into one,
+    numbered as its first line. A line that opens an object and ends before closing it
+    (ends with `{`) begins one; indented lines and lines that close a bracket go on with
+    it; it ends with the line that closes it. Where nothing closes it (a line of another
+    kind comes, the file ends, or it passes BLOCK_LINES or BLOCK_BYTES), its lines come
+    one by one, as they were: a record cut short is still one line's problem."""
+    waiting: deque[Line] = deque()
+
+    def take() -> Line | None:
+        return waiting.popleft() if waiting else next(lines, None)
+
+    while (first := take()) is not None:
+        if first[2] or not _opens_unclosed(first[1]):
+            yield first
+            continue
+        block, size = [first], len(first[1])
+        while (line := take()) is not None:
+            if line[1][:1] not in b" \t}]" or len(block) >= BLOCK_LINES or size + len(line[1]) > BLOCK_BYTES:
+                waiting.appendleft(line)
+                break
+            block.append(line)
+            size += len(line[1])
+            if line[1][:1] == b"}" and _closes(block):
+                yield first[0], b"".join(part for _, part, _ in block), line[2]
+                block = []
+                break
+            if line[2]:
+                break
+        if block:  # nothing closed it: its lines come as they were
+            waiting.extendleft(reversed(block[1:]))
+            yield first
+
+
+def _opens_unclosed(line: bytes) -> bool:
+    """Whether a line opens an object it ends before closing (cheaply: only a line that ends
+    with `{` is parsed)."""
+    text = line.rstrip()
+    start = object_start(text) if text.endswith(b"{") else None
+    if start is None:
+        return False
+    try:
+        orjson.loads(text[start:])
+    except orjson.JSONDecodeError as error:
+        return "end of data" in error.msg
+    return False
+
+
+def _closes(block: list[Line]) -> bool:
+    text = b"".join(part for _, part, _ in block).rstrip()
+    start = object_start(text)
+    if start is None:
+        return False
+    try:
+        orjson.loads(text[start:])
+    except orjson.JSONDecodeError:
+        return False
+    return True
