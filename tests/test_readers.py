@@ -14,6 +14,7 @@ import yaml
 from conftest import FIXTURES
 from ctxlint.ingest import eventstream, read_inputs
 from ctxlint.ingest.responses import parse_response
+from ctxlint.ingest.text_logs import OTHER_OBJECT, TEXT_LINE
 from helpers import code_lines, json_report, located_findings, run_cli, write_records
 
 READERS = FIXTURES / "readers"
@@ -1823,3 +1824,13 @@ def test_a_snapshot_runs_own_files_read_on_their_own_are_skipped_as_in_their_fol
     assert report["findings"] == []
     assert report["summary"]["skipped"] == {"a snapshot run's event stream (agent events, not requests)": 4,
                                             "a snapshot loop's tool executions (their results come back in the next request)": 1}
+
+
+def test_an_apps_debug_log_of_the_openai_sdk_is_read_among_its_own_lines():
+    """A Python app's log at DEBUG: the SDK prints each request's options (the body in
+    json_data), the app logs its tools' calls and a traceback. The tool result sent without
+    the call turn is found at its request's line; nothing the app logged of its own is a finding."""
+    report = json_report(str(READERS / "openai_sdk_debug_log_call_turn_dropped.log"))
+    assert code_lines(report) == [("CTX001", 6)]
+    assert report["summary"]["records"] == 2
+    assert report["summary"]["skipped"] == {TEXT_LINE: 9, OTHER_OBJECT: 2}

@@ -19,7 +19,7 @@ import orjson
 from ctxlint.ingest.record import InputProblem, Skipped
 from ctxlint.ingest.reuse import SharedPrefixDecoder
 from ctxlint.ingest.sources import named_as_text_log
-from ctxlint.ingest.text_logs import TEXT_LINE, LoggedObject, is_text_log, joined_records, logged_object, names_a_request, object_start
+from ctxlint.ingest.text_logs import TEXT_LINE, LoggedObject, is_text_log, joined_records, logged_object, object_start, was_a_record
 
 GZIP_MAGIC = b"\x1f\x8b"
 NUL = b"\x00"
@@ -221,9 +221,9 @@ def parse_line(line_bytes: bytes, path: str, number: int, first: bool = False, l
                decoder: SharedPrefixDecoder | None = None, text_log: bool = False) -> list[object | InputProblem | Skipped]:
     """One log line: [] when blank, else the parsed value and/or the problems found in it.
     A record may follow the text a logger wrote before it (text_logs.logged_object); in a
-    text log (a .log, or text_logs.is_text_log) a line that neither opens an object (at its
-    start or after a logger's prefix) nor names a request is the application's own, skipped,
-    and so is an object of no known record shape (a LoggedObject)."""
+    text log (a .log, or text_logs.is_text_log) a line that was no record (text_logs.was_a_record)
+    is the application's own, skipped, and so is an object of no known record shape (a
+    LoggedObject)."""
     text = line_bytes
     if first and text.startswith(b"\xef\xbb\xbf"):
         text = text[3:]
@@ -237,7 +237,7 @@ def parse_line(line_bytes: bytes, path: str, number: int, first: bool = False, l
         logged = logged_object(text, decoder.loads if decoder is not None else orjson.loads)
         if logged is not None:
             return [LoggedObject(logged) if text_log else logged]
-        if text_log and object_start(text) is None and not names_a_request(text):  # a record cut short opens an object
+        if text_log and not was_a_record(text):
             return [Skipped(path, number, TEXT_LINE)]
         read = _read_past_doubles(text, error)
         if read is None:

@@ -15,14 +15,15 @@ import orjson
 # `2026-01-02T10:00:01.12Z stdout F {…}`, logfmt's `payload={…}`); a record glued to the
 # end of another (`…"}}{"session_id"…`, writes interleaved) follows none of these.
 LOG_PREFIX_ENDS = frozenset(b" \t:=|])>")
-# What a line that was to hold a request names: one that cannot be read is a broken record
-REQUEST_MARKS = (b"messages", b"contents", b'"input"', b"'input'", b'"request"', b"'request'")
+# The members a line that was to hold a request names, quoted as JSON or Python prints them
+# (not the word in a traceback's `create(messages=history)`)
+REQUEST_MARKS = tuple(quote + name + quote for name in (b"messages", b"contents", b"input", b"request") for quote in (b'"', b"'"))
 
 # The most a record a logger spread over lines is gathered from: past it, its lines are read one by one
 BLOCK_LINES = 100_000
 BLOCK_BYTES = 64 << 20
 
-TEXT_LINE = "a line of an application's text log that names no request (its own: a startup line, a traceback)"
+TEXT_LINE = "a line of an application's text log that holds no record (its own: a startup line, a traceback)"
 OTHER_OBJECT = "an object an application's text log holds that is no request (its own: a config, a metric)"
 
 
@@ -76,11 +77,14 @@ def _printed_dict(payload: bytes) -> dict | None:
     parsed, never run (Python's parser refuses nesting past 200 levels); a value JSON has
     no form for (an object's repr, `Timeout(connect=5.0)`, `NOT_GIVEN`; a set; bytes) is
     kept as the text Python printed for it."""
-    try:
-        tree = ast.parse(payload.decode("utf-8").strip(), mode="eval").body
-        return _as_json(tree) if isinstance(tree, ast.Dict) else None
-    except (ValueError, SyntaxError, MemoryError, RecursionError, _NoKey):
-        return None
+    text = payload.decode("utf-8", "replace").strip()
+    for printed in (text, text[:text.rfind("}") + 1]):  # the dict alone, where text follows it (`{…} in 312 ms`)
+        try:
+            tree = ast.parse(printed, mode="eval").body
+            return _as_json(tree) if isinstance(tree, ast.Dict) else None
+        except (ValueError, SyntaxError, MemoryError, RecursionError, _NoKey):
+            continue
+    return None
 
 
 class _NoKey(Exception):
@@ -118,9 +122,15 @@ def logs_requests(head: list[bytes]) -> bool:
 
 
 def names_a_request(text: bytes) -> bool:
-    """Whether a line of a text log that holds no readable object was to hold a request
-    (a record cut short): one that names none is the application's own."""
     return any(mark in text for mark in REQUEST_MARKS)
+
+
+def was_a_record(text: bytes) -> bool:
+    """Whether a line of a text log that holds no readable object was to hold a record (one
+    cut short): it names a request's members, or opens an object it does not close. Any
+    other line is the application's own."""
+    start = object_start(text)
+    return names_a_request(text) or (start is not None and text.count(b"{", start) > text.count(b"}", start))
 
 
 Line = tuple[int, bytes, bool]  # (line number, its bytes, whether it ends the file)
