@@ -129,8 +129,7 @@ def was_a_record(text: bytes) -> bool:
     """Whether a line of a text log that holds no readable object was to hold a record (one
     cut short): it names a request's members, or opens an object it does not close. Any
     other line is the application's own."""
-    start = object_start(text)
-    return names_a_request(text) or (start is not None and text.count(b"{", start) > text.count(b"}", start))
+    return names_a_request(text) or _left_open(text)
 
 
 Line = tuple[int, bytes, bool]  # (line number, its bytes, whether it ends the file)
@@ -172,17 +171,15 @@ def joined_records(lines: Iterator[Line]) -> Iterator[Line]:
 
 
 def _opens_unclosed(line: bytes) -> bool:
-    """Whether a line opens an object it ends before closing (cheaply: only a line that ends
-    with `{` is parsed)."""
+    """Whether a line ends opening the object it leaves open (`… request {`, `{`)."""
     text = line.rstrip()
-    start = object_start(text) if text.endswith(b"{") else None
-    if start is None:
-        return False
-    try:
-        orjson.loads(text[start:])
-    except orjson.JSONDecodeError as error:
-        return "end of data" in error.msg
-    return False
+    return text.endswith(b"{") and _left_open(text)
+
+
+def _left_open(text: bytes) -> bool:
+    """Whether a line opens an object (at its start or after a logger's prefix) and does not close it."""
+    start = object_start(text)
+    return start is not None and text.count(b"{", start) > text.count(b"}", start)
 
 
 def _closes(block: list[Line]) -> bool:
