@@ -147,6 +147,15 @@ def test_tau2_bench_results_are_read_as_the_agent_saw_each_simulation():
     assert (finding["code"], finding["tool_call_id"], finding["session"].endswith("#task_id=1,trial=0")) == ("CTX001", "toolu_99", True)
 
 
+def test_a_tau2_bench_trajectory_with_no_messages_makes_no_request_and_no_problem(tmp_path):
+    data = orjson.loads((READERS / "tau2_results.json").read_bytes())
+    data["simulations"][1]["messages"] = []
+    path = tmp_path / "results.json"
+    path.write_bytes(orjson.dumps(data))
+    report = json_report(str(path))
+    assert [s["requests"] for s in report["sessions"]] == [4] and [f["code"] for f in report["findings"]] == []
+
+
 def test_tau2_bench_tool_calls_that_are_no_list_are_a_located_problem(tmp_path):
     data = orjson.loads((READERS / "tau2_results.json").read_bytes())
     message = next(m for m in data["simulations"][0]["messages"] if m.get("role") == "assistant" and m.get("tool_calls"))

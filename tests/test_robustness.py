@@ -186,6 +186,14 @@ def test_a_folder_reads_the_text_logs_that_log_requests(tmp_path):
     assert report["summary"]["files"] == 1
 
 
+@pytest.mark.parametrize("line", [record([]), orjson.dumps({"model": "gpt-4o", "messages": []})])
+def test_a_request_with_no_messages_breaks_the_schema(tmp_path, line):
+    # every chat API refuses it: OpenAI's "Invalid 'messages': empty array", Anthropic's "at least one message is required"
+    found = located(tmp_path, line + b"\n")
+    assert [(c, n) for c, n, _ in found] == [("CTX900", 1)]
+    assert found[0][2].endswith("/messages: is an empty array, expected at least 1 item (schema keyword 'minItems')")
+
+
 def test_duplicate_keys_are_reported_and_the_last_is_read(tmp_path):
     line = b'{"session_id": "d", "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "a"}], "messages": [{"role": "user", "content": "b"}, {"role": "user", "content": "c"}]}}'
     found = located(tmp_path, line + b"\n")

@@ -340,7 +340,8 @@ def _trajectory_records(source: Source, trajectory: Trajectory, lines: dict[str,
     messages = trajectory.messages
     source_map = trajectory.source_map(lines)
     # every request of a trajectory is a prefix of it: the first broken message ends the ones that can be read
-    problems = request_problems({"model": trajectory.model, "messages": messages})
+    # (one with no messages makes no request: there is none to be empty)
+    problems = request_problems({"model": trajectory.model, "messages": messages}) if messages else []
     broken = _first_message(problems[0][0]) if problems else len(messages)
     for index, message in enumerate(messages[:broken + 1]):
         if isinstance(message, dict) and message.get("role") == "assistant" and index > 0:

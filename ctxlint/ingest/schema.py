@@ -42,7 +42,7 @@ _TYPE_CHECKS = {
     "boolean": lambda v: isinstance(v, bool),
     "null": lambda v: v is None,
 }
-SUPPORTED_KEYWORDS = {"type", "required", "properties", "items", "enum", "anyOf", "$ref", "title", "description", "$schema", "$id", "$defs"}  # what conforms() reads; tests hold the schema to it
+SUPPORTED_KEYWORDS = {"type", "required", "properties", "items", "minItems", "enum", "anyOf", "$ref", "title", "description", "$schema", "$id", "$defs"}  # what conforms() reads; tests hold the schema to it
 
 
 def conforms(value: Any, schema: dict[str, Any], defs: dict[str, Any]) -> bool:
@@ -75,6 +75,9 @@ def readable_exactly(schema: Any) -> bool:
                 return False
         elif keyword == "properties":
             if not isinstance(value, dict) or not all(readable_exactly(sub) for sub in value.values()):
+                return False
+        elif keyword == "minItems":
+            if not isinstance(value, int) or isinstance(value, bool):
                 return False
         elif keyword == "items" or keyword == "anyOf":
             subs = [value] if keyword == "items" else value
@@ -137,6 +140,9 @@ def _compile(schema: dict[str, Any], defs: dict[str, Any], refs: dict[str, Calla
                         return False
             return True
         checks.append(object_fits)
+    if "minItems" in schema:
+        least = schema["minItems"]
+        checks.append(lambda value: not isinstance(value, list) or len(value) >= least)
     if "items" in schema:
         item = _compile(schema["items"], defs, refs)
 
@@ -213,7 +219,15 @@ def fits(body: Any, known: int = 0) -> bool:
         return False
     schema = _schema()
     message = schema["$defs"]["message"]
-    return _VALID.valid_part({**body, "messages": []}, schema) and all(_VALID.valid_message(m, message) for m in body["messages"][known:])
+    return bool(body["messages"]) and _VALID.valid_part({**body, "messages": []}, _without_messages()) \
+        and all(_VALID.valid_message(m, message) for m in body["messages"][known:])
+
+
+@lru_cache(maxsize=1)
+def _without_messages() -> dict[str, Any]:
+    """The schema less what it says of `messages` (fits checks them one by one, and that there are some)."""
+    schema = _schema()
+    return {**schema, "properties": {name: sub for name, sub in schema["properties"].items() if name != "messages"}}
 
 
 def json_pointer(path: Any) -> str:
@@ -261,6 +275,9 @@ def describe(error: jsonschema.ValidationError) -> str:
             wanted = " or ".join(repr(key) for option in expected for key in option["required"])
             return f"needs {wanted} (schema keyword '{keyword}')"
         return f"is {json_type(error.instance)}, which matches none of the allowed forms (schema keyword '{keyword}')"
+    if keyword == "minItems":
+        return f"is an empty array, expected at least {expected} item{'s' * (expected != 1)} (schema keyword 'minItems')" if not error.instance \
+            else f"has {len(error.instance)} items, expected at least {expected} (schema keyword 'minItems')"
     if keyword in ("required", "additionalProperties", "dependentRequired"):
         return f"{error.message} (schema keyword '{keyword}')"
     return f"does not satisfy '{keyword}': {str(expected)[:80]} (schema keyword '{keyword}')"
