@@ -219,13 +219,14 @@ def fits(body: Any, known: int = 0) -> bool:
         return False
     schema = _schema()
     message = schema["$defs"]["message"]
-    return bool(body["messages"]) and _VALID.valid_part({**body, "messages": []}, _without_messages()) \
+    return len(body["messages"]) >= schema["properties"]["messages"].get("minItems", 0) \
+        and _VALID.valid_part({**body, "messages": []}, _without_messages()) \
         and all(_VALID.valid_message(m, message) for m in body["messages"][known:])
 
 
 @lru_cache(maxsize=1)
 def _without_messages() -> dict[str, Any]:
-    """The schema less what it says of `messages` (fits checks them one by one, and that there are some)."""
+    """The schema less what it says of `messages` (fits checks how many there are, and each one)."""
     schema = _schema()
     return {**schema, "properties": {name: sub for name, sub in schema["properties"].items() if name != "messages"}}
 
