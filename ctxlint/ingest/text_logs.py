@@ -159,10 +159,12 @@ def joined_records(lines: Iterator[Line]) -> Iterator[Line]:
                 break
             block.append(line)
             size += len(line[1])
-            if line[1][:1] == b"}" and _closes(block):
-                yield first[0], b"".join(part for _, part, _ in block), line[2]
-                block = []
-                break
+            if line[1][:1] == b"}":
+                joined = b"".join(part for _, part, _ in block)
+                if _closed(joined):
+                    yield first[0], joined, line[2]
+                    block = []
+                    break
             if line[2]:
                 break
         if block:  # nothing closed it: its lines come as they were
@@ -182,8 +184,9 @@ def _left_open(text: bytes) -> bool:
     return start is not None and text.count(b"{", start) > text.count(b"}", start)
 
 
-def _closes(block: list[Line]) -> bool:
-    text = b"".join(part for _, part, _ in block).rstrip()
+def _closed(joined: bytes) -> bool:
+    """Whether the lines joined so far hold the whole object their first line opened."""
+    text = joined.rstrip()
     start = object_start(text)
     if start is None:
         return False
