@@ -22,11 +22,12 @@ from ctxlint.chat import ReasoningSeen, call_made, greeting_only, last_user_inde
 from ctxlint.ingest.record import InputProblem, Record, too_deep
 from ctxlint.ingest.shapes import LOG_FIELDS
 from ctxlint.profiles import Profile, ProfileBook, passback_required, settings_sent, tool_loop_start
-from ctxlint.profiles.lookup import summary_message
+from ctxlint.profiles.lookup import summary_message, thinking_binding
 from ctxlint.rules.base import NO_CHAIN, Finding, Rule, Violation
 from ctxlint.sessions.grouping import ROUTED_PARTS, SessionAssembler, Thread, carrying_older, note_reply, part_name, route
 from ctxlint.sessions.history import Transition, align, side_request_on
 from ctxlint.sessions.model import Session, Turn, make_turn, opening_kind
+from ctxlint.sessions.thinking_prefix import ThinkingPrefix, thinking_prefix
 from ctxlint.spill import Spill
 from ctxlint.tokens.counter import TOKENS_PER_REPLY, TokenCount, TokenCounter, message_text, prompt_tokens
 
@@ -222,7 +223,7 @@ class SessionCheck:
 
     __slots__ = ("summary", "first_line", "opening", "previous", "ledger", "reported", "judged", "pending", "settings", "fingerprint_base",
                  "greeting", "unfinished", "summaries", "refused", "asked_aside", "history_cut", "thread", "tools_offered", "recurring",
-                 "taken", "thought_under")
+                 "taken", "thought_under", "thinking_prefix")
 
     def __init__(self, session_id: str, file: str, explicit_key: bool, first: int) -> None:
         self.summary = SessionSummary(session_id, file, explicit_key, first)
@@ -262,6 +263,9 @@ class SessionCheck:
         # settings_digest of the latest request whose logged reply carried reasoning: a request
         # sent with the same settings thinks too, its own reply logged or not (CTX004)
         self.thought_under: str | None = None
+        # what the previous request showed of the prefixes its thinking blocks are bound to,
+        # where its model binds them (CTX038)
+        self.thinking_prefix: ThinkingPrefix | None = None
 
     @property
     def id(self) -> str:
@@ -410,6 +414,14 @@ class TurnContext:
     def thinking(self) -> bool | None:
         thought = self.replied_with_reasoning or self.session.thought_under == self.settings
         return thinking_enabled(self.request, self.profile, thought, self.turn.record.settings_recorded)
+
+    @cached_property
+    def thinking_prefix(self) -> ThinkingPrefix | None:
+        """What this request shows of its thinking blocks' prefixes, where its model binds
+        thinking blocks to them (profile data's thinking_binding); else None."""
+        if thinking_binding(self.turn.record.model) is None:
+            return None
+        return thinking_prefix(self.turn.record, self.session.thinking_prefix, self.turn.shared)
 
     @cached_property
     def counting_error(self) -> float:
@@ -690,6 +702,7 @@ class Engine:
         session.taken = ctx.taken_after()
         if ctx.replied_with_reasoning:
             session.thought_under = ctx.settings
+        session.thinking_prefix = ctx.thinking_prefix
         session.previous = turn
         session.judged = judged
         session.recurring = (live, stored)

@@ -284,8 +284,10 @@ def parse_message(body: dict[str, Any], status: int | None = None) -> Response:
     except BodyProblem:
         return Response(status=status, model=str_or_none(body.get("model")))
     reason = str_or_none(body.get("stop_reason"))
+    changes = body.get("input_transformations")
     return Response(message=message, finish_reason=FINISH_REASONS.get(reason, reason) if reason else None,
-                    usage=usage(body.get("usage")), status=status, model=str_or_none(body.get("model")), id=str_or_none(body.get("id")))
+                    usage=usage(body.get("usage")), status=status, model=str_or_none(body.get("model")), id=str_or_none(body.get("id")),
+                    input_transformations=tuple(change for change in changes if isinstance(change, dict)) if isinstance(changes, list) else None)
 
 
 def usage(raw: Any) -> dict[str, Any] | None:

@@ -78,6 +78,8 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
 def _as_messages_body(body: dict[str, Any]) -> dict[str, Any]:
     messages = body["messages"]
     rewritten = {name: value for name, value in body.items() if name not in ("messages", "system", "toolConfig", SETTINGS_APART)}
+    if "model" not in body and isinstance(body.get("modelId"), str):
+        rewritten["model"] = body["modelId"]  # boto3's converse(modelId=…, messages=…) as an app logs its arguments
     apart = body.get(SETTINGS_APART)
     if isinstance(apart, dict):
         rewritten.update(apart)  # what the model reads as its own request fields (Claude's thinking)

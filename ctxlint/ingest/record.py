@@ -48,6 +48,10 @@ class Response:
     # the provider's id of this reply (chatcmpl-…, msg_…, resp_…): one id on two records is
     # one exchange logged twice, not the request sent again
     id: str | None = None
+    # what the API changed of the request's input before the model saw it, as the reply
+    # lists it (Anthropic's input_transformations: thinking blocks dropped, or let through,
+    # that failed a binding check); None where the reply does not say
+    input_transformations: tuple[dict[str, Any], ...] | None = None
 
     @property
     def failed(self) -> bool:

@@ -409,6 +409,13 @@ def refuses_every_prefill(record: Record) -> bool:
     return refusal is not None and refusal["refuses"] == "prefill"
 
 
+@lru_cache(maxsize=1024)
+def thinking_binding(model: str | None) -> dict[str, Any] | None:
+    """The profile data's thinking_binding entry naming the model: its thinking blocks are
+    bound to what came before them (system, tools, earlier messages), else None."""
+    return next(iter(_entries_naming("thinking_binding", model)), None) if model else None
+
+
 def _body_api(record: Record) -> str | None:
     """The API whose body the request was read from, where the rules ask (SourceMap.api)."""
     return record.source_map.api if record.source_map is not None else None

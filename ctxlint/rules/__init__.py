@@ -40,6 +40,7 @@ from ctxlint.rules.ctx034_malformed_tool_call_id import MalformedToolCallId
 from ctxlint.rules.ctx035_refused_prefill import RefusedPrefill
 from ctxlint.rules.ctx036_refused_role_order import RefusedRoleOrder
 from ctxlint.rules.ctx037_refused_setting import RefusedSetting
+from ctxlint.rules.ctx038_changed_thinking_prefix import ChangedThinkingPrefix
 from ctxlint.rules.ctx900_invalid_record import InvalidRecord
 
 RULES: dict[str, type[Rule]] = {
@@ -82,6 +83,7 @@ RULES: dict[str, type[Rule]] = {
         RefusedPrefill,
         RefusedRoleOrder,
         RefusedSetting,
+        ChangedThinkingPrefix,
         InvalidRecord,
     )
 }

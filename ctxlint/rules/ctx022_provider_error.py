@@ -47,7 +47,7 @@ TRANSIENT_SEVERITY = "info"
 # the rules whose finding at the same request is the defect an error of a class names
 EXPLAINED_BY = {
     "context length": ("CTX006",),
-    "thinking/reasoning": ("CTX004", "CTX005", "CTX015"),
+    "thinking/reasoning": ("CTX004", "CTX005", "CTX015", "CTX038"),
     "blank content": ("CTX029",),
     "empty list": ("CTX030", "CTX031"),
     "content type": ("CTX032",),
@@ -83,8 +83,8 @@ class ProviderError(Rule):
     them explains a slow or failed session. Any other error the session got before, word
     for word, is reported once, where it started: the request resent, or the same defect
     sent again. An error about a defect another rule reports at the same request is
-    reported once, by that rule (a thinking or reasoning error by CTX004, CTX005 or
-    CTX015; a message order error by the tool-call and turn-order rules; a blank-content
+    reported once, by that rule (a thinking or reasoning error by CTX004, CTX005,
+    CTX015 or CTX038; a message order error by the tool-call and turn-order rules; a blank-content
     error by CTX029; an empty-list error by CTX030 or CTX031; a content-type error by
     CTX032; a call-id error by CTX011, CTX033 or CTX034; a prefill error by CTX035; a
     setting error by CTX005 or CTX037; a context-length error by CTX006, with the token
