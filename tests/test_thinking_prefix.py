@@ -7,6 +7,7 @@ import pickle
 import random
 
 import orjson
+import yaml
 
 from conftest import FIXTURES
 from ctxlint.engine import HOT_SESSIONS
@@ -136,3 +137,25 @@ def test_a_prefix_survives_the_spill():
     prefix = thinking_prefix(record)
     assert pickle.loads(pickle.dumps(prefix)) == prefix
     assert prefix.blocks and prefix.tools
+
+
+def test_a_streamed_reply_lists_the_block_dropped_in_its_message_start(tmp_path):
+    """A streamed reply carries input_transformations in message_start's message."""
+    cassette = yaml.safe_load((FIXTURES / "readers" / "pydantic_parsed_body_thinking_dropped_after_system_prompt_change.yaml").read_text())
+    started = {"type": "message_start", "message": {"model": MODEL, "id": "msg_s", "type": "message", "role": "assistant", "content": [],
+                                                    "usage": {"input_tokens": 90, "output_tokens": 1},
+                                                    "input_transformations": [{"type": "thinking_dropped", "path": "messages.1.content.0",
+                                                                               "reason": "prefix_binding_mismatch"}]}}
+    events = [started, {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+              {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "527040"}},
+              {"type": "content_block_stop", "index": 0}, {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 9}},
+              {"type": "message_stop"}]
+    cassette["interactions"][1]["request"]["parsed_body"]["stream"] = True
+    cassette["interactions"][1]["response"] = {
+        "body": {"string": "".join(f"event: {event['type']}\ndata: {orjson.dumps(event).decode()}\n\n" for event in events)},
+        "headers": {"content-type": ["text/event-stream; charset=utf-8"]}, "status": {"code": 200, "message": "OK"}}
+    path = tmp_path / "streamed.yaml"
+    path.write_text(yaml.safe_dump(cassette, allow_unicode=True))
+    [finding] = json_report(str(path))["findings"]
+    assert finding["code"] == "CTX038"
+    assert finding["evidence"]["reported_by_api"] == ["thinking_dropped at messages.1.content.0 (prefix_binding_mismatch)"]

@@ -14,12 +14,14 @@ class DisabledThinkingFlag(Rule):
     Flags a thinking setting the model rejects, such as `thinking: {"type": "disabled"}`
     sent to GLM-5.x or to Volcengine's thinking-only doubao-seed-1.6-thinking (thinking is
     always on there; the hybrid doubao-seed-1.6 and GLM-4.x take the switch), or to
-    Claude Fable 5.x and Opus 5.5 (adaptive thinking, always on) or Moonshot's
+    Claude Fable 5.x and Opus 5.5 (adaptive thinking, always on), Claude Sonnet 5.5 (whose
+    lowest setting is `between_tools`; Haiku 5.5 takes `disabled`) or Moonshot's
     kimi-k2.7-code (the hybrid Kimi K2.5 to K2.7 take it); `enable_thinking: false`
     sent to a thinking-only Qwen3 model (`qwen3-…-thinking-2507`,
     `qwen3-next-80b-a3b-thinking`; the hybrid Qwen3 models take it); the manual
-    `thinking: {"type": "enabled", "budget_tokens": …}` sent to Claude Opus 4.7 and newer,
-    which take adaptive thinking only (Opus 4.6 and older still take it), any thinking
+    `thinking: {"type": "enabled", "budget_tokens": …}` sent to Claude Opus 4.7 and newer
+    and to Haiku 5.5, which take adaptive thinking only (Opus 4.6, Haiku 4.5 and older still
+    take it), any thinking
     (`enabled` or `adaptive`) sent to the Claude models before Claude 3.7 Sonnet (3.5
     Sonnet and Haiku, the Claude 3 models, Claude 2), which have none, a thinking budget
     of 0 sent to Gemini 2.5 Pro (which cannot turn thinking off), and a
