@@ -419,9 +419,10 @@ class TurnContext:
     def thinking_prefix(self) -> ThinkingPrefix | None:
         """What this request shows of its thinking blocks' prefixes, where its model binds
         thinking blocks to them (profile data's thinking_binding); else None."""
-        if thinking_binding(self.turn.record.model) is None:
+        binding = thinking_binding(self.turn.record.model)
+        if binding is None:
             return None
-        return thinking_prefix(self.turn.record, self.session.thinking_prefix, self.turn.shared)
+        return thinking_prefix(self.turn.record, self.session.thinking_prefix, self.turn.shared, tuple(binding.get("system_lines_apart", ())))
 
     @cached_property
     def counting_error(self) -> float:

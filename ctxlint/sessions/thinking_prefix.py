@@ -56,9 +56,11 @@ class ThinkingPrefix:
         return any(index <= end for index in self.compactions)
 
 
-def thinking_prefix(record: Record, previous: ThinkingPrefix | None = None, shared: int = 0) -> ThinkingPrefix:
+def thinking_prefix(record: Record, previous: ThinkingPrefix | None = None, shared: int = 0,
+                    system_lines_apart: tuple[str, ...] = ()) -> ThinkingPrefix:
     """The request's ThinkingPrefix. The digests of its first `shared` messages (the
-    previous request's own message objects) are the previous request's."""
+    previous request's own message objects) are the previous request's; the system prompt's
+    lines that open with one of `system_lines_apart` are not part of it."""
     messages = record.messages
     opening = prompts_opening(messages)
     kept = shared if previous is not None else 0
@@ -81,9 +83,19 @@ def thinking_prefix(record: Record, previous: ThinkingPrefix | None = None, shar
     tools = record.request.get("tools")
     return ThinkingPrefix(
         model=record.model or "",
-        system=short_hash([comparable_text(text_of(message.get("content"))) if type(message) is dict else None for message in messages[:opening]]),
+        system=short_hash([_prompt_text(message, system_lines_apart) for message in messages[:opening]]),
         tools=tuple(sorted((_tool_name(tool), short_hash(_without_cache_control(tool))) for tool in tools)) if isinstance(tools, list) else (),
         messages=tuple(digests), compactions=tuple(compactions), blocks=tuple(blocks), produced=produced)
+
+
+def _prompt_text(message: Any, lines_apart: tuple[str, ...]) -> str | None:
+    """A system message's text as the prefix check reads it: without the lines the API reads apart."""
+    if type(message) is not dict:
+        return None
+    text = text_of(message.get("content"))
+    if lines_apart and any(opening in text for opening in lines_apart):
+        text = "\n".join(line for line in text.split("\n") if not line.lstrip().startswith(lines_apart))
+    return comparable_text(text)
 
 
 def block_seals(message: dict[str, Any]) -> list[str]:
