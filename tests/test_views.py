@@ -251,3 +251,16 @@ def test_a_message_sent_in_a_place_the_api_refuses_is_marked_where_it_is_sent_so
                     "--session", "cancelled").stdout
     assert "turn 1: message #5 (user, turn 1 request) sent — not legal: CTX036" in order
     assert "turn 2: message #5" not in order
+
+
+@pytest.mark.parametrize(("case", "session", "row", "turn"), [
+    ("fail_date_written_into_the_system_prompt_at_each_request", "s1", 0, "3"),
+    ("fail_reminder_put_into_a_message_and_taken_out_at_the_next_request", "s3", 5, "4"),
+])
+def test_show_marks_the_edit_that_broke_a_thinking_block_not_legal(case, session, row, turn):
+    """On a model that binds thinking blocks to what came before them, the system prompt
+    rebuilt or a message edited is the edit CTX038 reports: not legal there, as show says."""
+    record = orjson.loads(run_cli("show", str(FIXTURES / "rules" / "CTX038" / f"{case}.jsonl"), "--session", session, "--format", "json").stdout)
+    status = record["messages"][row]["turns"][turn]
+    assert (status["status"], status["legal"]) == ("modified", False) and "CTX038" in status["why"]
+    assert record["first_loss"] == {"message": row + 1, "turn": int(turn)}

@@ -86,8 +86,10 @@ class ChangedThinkingPrefix(Rule):
         change = first_change(before, now, ctx.label) if before is not None and before.model == now.model else None
         let_through = bool(flagged) and all(said.startswith(LET_THROUGH) for _, said in flagged)
         if change is not None:
-            kind, index, detail = change
+            kind, index, detail, edited = change
             evidence: dict[str, Any] = {"changed": kind, "model": now.model, "blocks_after": sum(at >= index for _, at in now.blocks)}
+            if edited is not None:  # the body's own index, as a finding's message index is
+                evidence["edited_message"] = record.source_map.index_of(edited) if record.source_map is not None else edited
         else:
             index = next((at for at, _ in flagged or () if at is not None and _new_block_at(before, now, at)), None)
             if index is None:
@@ -106,8 +108,9 @@ class ChangedThinkingPrefix(Rule):
         )
 
 
-def first_change(before: ThinkingPrefix, now: ThinkingPrefix, label) -> tuple[str, int, str] | None:
-    """(what changed, the message of the first thinking block it invalidates, what to say)
+def first_change(before: ThinkingPrefix, now: ThinkingPrefix, label) -> tuple[str, int, str, int | None] | None:
+    """(what changed, the message of the first thinking block it invalidates, what to say,
+    the message edited or put in, where one was)
     between the request before and this one, for the first block of this request whose
     prefix differs from the one it had there (or was produced under, by that request's
     reply), or whose chain of earlier blocks lost a block in its middle; else None."""
@@ -129,21 +132,22 @@ def first_change(before: ThinkingPrefix, now: ThinkingPrefix, label) -> tuple[st
             continue
         difference = _difference(before, then, now, index, label)
         if difference is not None:
-            return difference[0], index, difference[1]
+            return difference[0], index, difference[1], difference[2]
         position = rank.get(seal, len(order))
         if previous_rank is not None and position != previous_rank + 1:
-            return "chain", index, "a thinking block that stood before it was left out of the middle of the history"
+            return "chain", index, "a thinking block that stood before it was left out of the middle of the history", None
         previous_rank = position
     return None
 
 
-def _difference(before: ThinkingPrefix, then: int, now: ThinkingPrefix, index: int, label) -> tuple[str, str] | None:
+def _difference(before: ThinkingPrefix, then: int, now: ThinkingPrefix, index: int, label) -> tuple[str, str, int | None] | None:
     """What differs between a block's prefix in the request before (up to message `then`)
-    and in this one (up to message `index`), as (kind, what to say); else None."""
+    and in this one (up to message `index`), as (kind, what to say, the message edited or
+    put in, where one was); else None."""
     if before.system != now.system:
-        return "system", "the system prompt changed since it was produced"
+        return "system", "the system prompt changed since it was produced", None
     if before.tools != now.tools:
-        return "tools", f"the tools changed since it was produced ({_tools_change(before.tools, now.tools)})"
+        return "tools", f"the tools changed since it was produced ({_tools_change(before.tools, now.tools)})", None
     old, new = before.prefix(then), now.prefix(index)
     old_digests, new_digests = [digest for _, digest in old], [digest for _, digest in new]
     if old_digests == new_digests:
@@ -151,14 +155,14 @@ def _difference(before: ThinkingPrefix, then: int, now: ThinkingPrefix, index: i
     if len(new_digests) < len(old_digests) and new_digests == old_digests[len(old_digests) - len(new_digests):]:
         if now.compacted_before(index):
             return None  # the server's compaction stands for the history left out before it
-        return "history", f"{len(old_digests) - len(new_digests)} message(s) before it were cut from the start of the history"
+        return "history", f"{len(old_digests) - len(new_digests)} message(s) before it were cut from the start of the history", None
     first = next((k for k, (a, b) in enumerate(zip(old_digests, new_digests)) if a != b), min(len(old_digests), len(new_digests)))
     if len(new_digests) < len(old_digests):
-        return "history", f"{len(old_digests) - len(new_digests)} message(s) before it were left out of the history"
+        return "history", f"{len(old_digests) - len(new_digests)} message(s) before it were left out of the history", None
     at = new[first][0] if first < len(new) else index
     if len(new_digests) > len(old_digests) and new_digests[first + 1:] == old_digests[first:]:
-        return "history", f"message {label(at)} was put in before it"
-    return "history", f"message {label(at)} before it was changed"
+        return "history", f"message {label(at)} was put in before it", at
+    return "history", f"message {label(at)} before it was changed", at
 
 
 def _tools_change(before: tuple[tuple[str, str], ...], now: tuple[tuple[str, str], ...]) -> str:

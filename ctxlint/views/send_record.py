@@ -12,7 +12,7 @@ from ctxlint.ingest.call_ids import unpaired_form
 from ctxlint.profiles import ProfileBook, passback_required, sealed_only, tool_loop_start
 from ctxlint.rules.base import Finding
 from ctxlint.sessions.history import Transition, align, side_request_on
-from ctxlint.sessions.model import STEERING_ROLES, Session, Turn
+from ctxlint.sessions.model import STEERING_ROLES, Session, Turn, prompts_opening
 from ctxlint.tokens.counter import TokenCounter
 
 SENT, MODIFIED, DROPPED, SUMMARIZED = "sent", "modified", "dropped", "summarized"
@@ -83,7 +83,15 @@ def _findings_for(findings: list[Finding], turn: Turn, entry: Entry, index: int 
     normalized request, which findings name as the body that was sent numbers it."""
     source_map = turn.record.source_map
     sent = source_map.index_of(index) if source_map is not None else index
-    return [finding for finding in findings if finding.turn == turn.number and finding.severity != "info" and _about_entry(finding, entry, sent)]
+    prompt = index is not None and index < prompts_opening(turn.messages)
+    return [finding for finding in findings if finding.turn == turn.number and finding.severity != "info"
+            and (_about_entry(finding, entry, sent) or _edited_there(finding, sent, prompt))]
+
+
+def _edited_there(finding: Finding, index: int | None, prompt: bool) -> bool:
+    """Whether the finding names this message as the edit that broke what came after it
+    (CTX038's evidence: the system prompt changed, or the message edited or put in)."""
+    return (prompt and finding.evidence.get("changed") == "system") or (index is not None and finding.evidence.get("edited_message") == index)
 
 
 def _about_entry(finding: Finding, entry: Entry, index: int | None) -> bool:
