@@ -1843,3 +1843,32 @@ def test_an_apps_debug_log_of_the_openai_sdk_is_read_among_its_own_lines():
     assert code_lines(report) == [("CTX001", 6)]
     assert report["summary"]["records"] == 2
     assert report["summary"]["skipped"] == {TEXT_LINE: 9, OTHER_OBJECT: 2}
+
+
+def test_a_go_apps_logfmt_log_is_read_from_the_json_its_quoted_values_hold():
+    """Go's slog text handler quotes a value that holds JSON as a Go string (`body="{\\"model\\": …}"`):
+    the pairs of such a line are its record, the session key read from them, the JSON read
+    from the quote; the app's other lines are its own."""
+    report = json_report(str(READERS / "go_slog_text_log_call_turn_dropped.log"))
+    assert code_lines(report) == [("CTX001", 3)]
+    assert [session["id"] for session in report["sessions"]] == ["s-42"]
+    assert report["summary"]["skipped"] == {TEXT_LINE: 2}
+
+
+def test_a_logfmt_value_cut_short_or_holding_no_request_is_told_apart(tmp_path):
+    lines = (READERS / "go_slog_text_log_call_turn_dropped.log").read_text(encoding="utf-8").splitlines()
+    log = tmp_path / "app.log"
+    log.write_text("\n".join([*lines, lines[2][:300], 'time=2026-12-07T10:01:00Z level=DEBUG msg=config value="{\\"retries\\": 3}"',
+                              'time=2026-12-07T10:01:01Z level=INFO msg=request body="{\\"messages\\": [1}"']) + "\n", encoding="utf-8")
+    report = json_report(str(log))
+    problems = [(finding["line"], finding["message"]) for finding in report["findings"] if finding["code"] == "CTX900"]
+    assert problems == [(6, "the quoted logfmt value `body` (from column 73) has no closing quote: the line was cut short"),
+                        (8, "the JSON in the quoted logfmt value `body` (from column 50) does not parse: unexpected character, expected ',' or ']'")]
+    assert report["summary"]["skipped"] == {TEXT_LINE: 2, OTHER_OBJECT: 1}
+
+
+def test_a_go_string_reads_the_escapes_json_has_no_form_for():
+    from ctxlint.ingest.text_logs import _go_string
+
+    assert _go_string('"bell\\a tab\\v byte\\x41 rune\\U0001F600 quote\\" slash\\\\x41"') == 'bell\a tab\v byteA rune\U0001F600 quote" slash\\x41'
+    assert _go_string('"unterminated') is None

@@ -19,7 +19,7 @@ import orjson
 from ctxlint.ingest.record import InputProblem, Skipped
 from ctxlint.ingest.reuse import SharedPrefixDecoder
 from ctxlint.ingest.sources import named_as_text_log
-from ctxlint.ingest.text_logs import TEXT_LINE, LoggedObject, is_text_log, joined_records, logged_object, object_start, was_a_record
+from ctxlint.ingest.text_logs import TEXT_LINE, LoggedObject, is_text_log, joined_records, logged_object, logfmt_problem, object_start, was_a_record
 
 GZIP_MAGIC = b"\x1f\x8b"
 NUL = b"\x00"
@@ -208,7 +208,7 @@ def _problem_after_log_prefix(text: bytes, line_bytes: bytes, last: bool) -> str
     without its line end) has one."""
     start = object_start(text)
     if not start:
-        return None
+        return logfmt_problem(text)
     try:
         orjson.loads(text[start:])
     except orjson.JSONDecodeError as error:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from collections import deque
 from typing import Any, Callable, Iterator
 
@@ -15,9 +16,15 @@ import orjson
 # `2026-01-02T10:00:01.12Z stdout F {…}`, logfmt's `payload={…}`); a record glued to the
 # end of another (`…"}}{"session_id"…`, writes interleaved) follows none of these.
 LOG_PREFIX_ENDS = frozenset(b" \t:=|])>")
-# The members a line that was to hold a request names, quoted as JSON or Python prints them
-# (not the word in a traceback's `create(messages=history)`)
-REQUEST_MARKS = tuple(quote + name + quote for name in (b"messages", b"contents", b"input", b"request") for quote in (b'"', b"'"))
+# The members a line that was to hold a request names, quoted as JSON or Python prints them,
+# or as JSON inside a quoted logfmt value (not the word in a traceback's `create(messages=history)`)
+REQUEST_MARKS = tuple(quote + name + quote for name in (b"messages", b"contents", b"input", b"request") for quote in (b'"', b"'", b'\\"'))
+# logfmt's key=value pairs (Go's slog text handler, logrus, zap's logfmt encoder): a value
+# quoted as a Go string literal, or bare up to the next space
+LOGFMT_PAIR = re.compile(r'(?:^|(?<=\s))([A-Za-z_][\w.\-/]*)=("(?:[^"\\]|\\.)*"|[^\s"]*)')
+# what a Go string literal escapes that a JSON string does not (strconv.Quote)
+GO_ESCAPES = re.compile(r"\\(?:(\\)|([av])|x([0-9A-Fa-f]{2})|U([0-9A-Fa-f]{8}))")
+LOGFMT_JSON = b'="{'  # a quoted logfmt value that holds a JSON object
 
 # The most a record a logger spread over lines is gathered from: past it, its lines are read one by one
 BLOCK_LINES = 100_000
@@ -42,7 +49,7 @@ def logged_object(text: bytes, loads: Callable[[bytes], Any] = orjson.loads) -> 
     which reuses the history a record repeats)."""
     start = object_start(text)
     if start is None:
-        return None
+        return _logfmt_object(text) if LOGFMT_JSON in text else None
     payload = text[start:]
     if payload.startswith(b"{'"):  # no JSON object opens so: Python's repr of a dict with string keys
         return _printed_dict(payload)
@@ -61,6 +68,63 @@ def logged_object(text: bytes, loads: Callable[[bytes], Any] = orjson.loads) -> 
         if decoded[end:].lstrip()[:1] in (",", "]", "}"):
             return None  # JSON goes on after it: a member of a document spread over lines
     return value if isinstance(value, dict) else None
+
+
+def _logfmt_object(text: bytes) -> dict | None:
+    """A logfmt line whose quoted values hold JSON objects (`time=… level=INFO msg="llm call"
+    request="{\\"model\\": …}"`, Go's slog text handler) as the object of its pairs, each
+    such value read as the object it holds, or None."""
+    pairs = {}
+    for key, value in LOGFMT_PAIR.findall(text.decode("utf-8", "replace")):
+        if value.startswith('"'):
+            value = _go_string(value)
+            if value is None:
+                return None  # a value cut short or misquoted: the line's record is broken
+            if value.lstrip().startswith("{"):
+                try:
+                    value = orjson.loads(value)
+                except orjson.JSONDecodeError:
+                    return None
+        pairs[key] = value
+    return pairs if any(isinstance(value, dict) for value in pairs.values()) else None
+
+
+def logfmt_problem(text: bytes) -> str | None:
+    """What is wrong with the first quoted logfmt value of a line that opens a JSON object
+    and does not hold a whole one (the line cut short, a quote missing), or None."""
+    if LOGFMT_JSON not in text or object_start(text) is not None:
+        return None
+    decoded = text.decode("utf-8", "replace")
+    for found in re.finditer(r'([A-Za-z_][\w.\-/]*)="\{', decoded):
+        key, column = found.group(1), found.start(1) + 1
+        quoted = re.match(r'"(?:[^"\\]|\\.)*"', decoded[found.end(1) + 1:])
+        if quoted is None:
+            return f"the quoted logfmt value `{key}` (from column {column}) has no closing quote: the line was cut short"
+        value = _go_string(quoted.group())
+        if value is None:
+            return f"the quoted logfmt value `{key}` (from column {column}) is not a well-formed quoted string"
+        try:
+            orjson.loads(value)
+        except orjson.JSONDecodeError as error:
+            return f"the JSON in the quoted logfmt value `{key}` (from column {column}) does not parse: {error.msg}"
+    return None
+
+
+def _go_string(quoted: str) -> str | None:
+    """A Go string literal's text (strconv.Quote's escapes, read as JSON's where they differ), or None."""
+    def as_json(found: re.Match) -> str:
+        backslash, control, byte, rune = found.groups()
+        if backslash:
+            return "\\\\"
+        if control:
+            return {"a": "\\u0007", "v": "\\u000b"}[control]
+        code = int(byte or rune, 16)
+        return json.dumps(chr(code) if code <= 0x10FFFF else "\ufffd")[1:-1]
+    try:
+        value = orjson.loads(GO_ESCAPES.sub(as_json, quoted) if "\\" in quoted else quoted)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, str) else None
 
 
 def object_start(text: bytes) -> int | None:
