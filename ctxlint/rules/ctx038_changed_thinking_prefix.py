@@ -32,11 +32,14 @@ class ChangedThinkingPrefix(Rule):
     message before the block (one edited, left out or put in), or a thinking block between
     two others left out. The request is compared with the one before it in the session,
     whose reply produced the block or which sent it back already; a reply logged is read for
-    the blocks it produced. What the API does not compare is not read as a change:
-    `cache_control` breakpoints, text spelled as a string or as text blocks, whitespace, tool
-    call arguments as written, the order of the tools, thinking blocks left out from the
-    start of the history, a system message the conversation goes on with, and the history
-    before a compaction block. A logged reply that says what the API did is believed: an
+    the blocks it produced. Not read as a change: what the API does not compare
+    (`cache_control` breakpoints, thinking blocks left out from the start of the history,
+    the history before a compaction block, the billing header line Claude Code opens
+    `system` with, new at every request: the profile data's `system_lines_apart`), what
+    may be spelled otherwise in a log than on the wire (text as a string or as text blocks,
+    whitespace, tool call arguments as written, the order of the tools), and system
+    messages sent after the conversation started (an API may scope one to a turn: their
+    edits are left unjudged). A logged reply that says what the API did is believed: an
     `input_transformations` list with no such block spares the request, and a block the API
     reports it dropped or refused (`thinking_dropped` for `prefix_binding_mismatch`, or the
     400 "bound to a different conversation") is reported when ctxlint saw no change. Where
