@@ -194,8 +194,18 @@ def lint(records: Iterable[Item], config: CheckOptions | Config | None = None) -
     keys, by file) and lint each partition; CTX023 then compares sessions within a partition."""
     options = CheckOptions.from_config(config) if isinstance(config, Config) else (config or CheckOptions())
     ingested = Ingested()
-    collect(records, ingested)
+    collect(_read_items(records), ingested)
     return build_report(ingested, options).findings
+
+
+def _read_items(records: Iterable[Any]) -> Iterable[Item]:
+    """The items as given, each checked to be one records_from_line reads: a log line's
+    object parsed by the caller carries no file or line, and is not guessed at."""
+    for item in records:
+        if not isinstance(item, Item):
+            raise TypeError(f"lint() takes what records_from_line reads (records and located problems), not {type(item).__name__}: "
+                            "read each log line with records_from_line(line, file, line_number)")
+        yield item
 
 
 def find_session(report: Report, wanted: str) -> Session | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 
 import orjson
+import pytest
 
 from conftest import FIXTURES
 from helpers import code_lines, json_report, run_cli
@@ -151,3 +152,12 @@ def test_a_binary_file_is_not_called_a_cut_off_line(tmp_path):
     assert "NUL byte at column 5 (a binary file?)" in findings(tmp_path, b"\x7fELF\x00\x01\x02garbage")[0][2]
     cut = '{"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "你好'.encode()[:-1]
     assert "the line is cut off" in findings(tmp_path, cut)[0][2]
+
+
+def test_the_library_given_parsed_objects_rather_than_read_records_says_what_it_takes():
+    """lint() takes what records_from_line reads (each with its file and line); a log line's
+    object parsed by the caller is refused with the call to make, not read without a place."""
+    from ctxlint import lint
+
+    with pytest.raises(TypeError, match=r"not dict: read each log line with records_from_line\(line, file, line_number\)"):
+        lint([{"session_id": "s", "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}}])

@@ -21,7 +21,10 @@ LOG_PREFIX_ENDS = frozenset(b" \t:=|])>")
 REQUEST_MARKS = tuple(quote + name + quote for name in (b"messages", b"contents", b"input", b"request") for quote in (b'"', b"'", b'\\"'))
 # logfmt's key=value pairs (Go's slog text handler, logrus, zap's logfmt encoder): a value
 # quoted as a Go string literal, or bare up to the next space
-LOGFMT_PAIR = re.compile(r'(?:^|(?<=\s))([A-Za-z_][\w.\-/]*)=("(?:[^"\\]|\\.)*"|[^\s"]*)')
+LOGFMT_KEY = r"[A-Za-z_][\w.\-/]*"
+GO_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
+LOGFMT_PAIR = re.compile(rf'(?:^|(?<=\s))({LOGFMT_KEY})=({GO_QUOTED.pattern}|[^\s"]*)')
+LOGFMT_JSON_VALUE = re.compile(rf'({LOGFMT_KEY})="\{{')  # a key whose quoted value opens a JSON object
 # what a Go string literal escapes that a JSON string does not (strconv.Quote)
 GO_ESCAPES = re.compile(r"\\(?:(\\)|([av])|x([0-9A-Fa-f]{2})|U([0-9A-Fa-f]{8}))")
 LOGFMT_JSON = b'="{'  # a quoted logfmt value that holds a JSON object
@@ -95,9 +98,9 @@ def logfmt_problem(text: bytes) -> str | None:
     if LOGFMT_JSON not in text or object_start(text) is not None:
         return None
     decoded = text.decode("utf-8", "replace")
-    for found in re.finditer(r'([A-Za-z_][\w.\-/]*)="\{', decoded):
+    for found in LOGFMT_JSON_VALUE.finditer(decoded):
         key, column = found.group(1), found.start(1) + 1
-        quoted = re.match(r'"(?:[^"\\]|\\.)*"', decoded[found.end(1) + 1:])
+        quoted = GO_QUOTED.match(decoded, found.end(1) + 1)
         if quoted is None:
             return f"the quoted logfmt value `{key}` (from column {column}) has no closing quote: the line was cut short"
         value = _go_string(quoted.group())

@@ -17,9 +17,6 @@ LISTED_BLOCKS = ("thinking_dropped", "thinking_mismatch_allowed")
 LET_THROUGH = "thinking_mismatch_allowed"
 PREFIX_REASON = "prefix"  # the prefix check's reasons (prefix_binding_mismatch), not the model check's
 MISMATCH_SETTING = "thinking.block_binding.prefix_mismatch_behavior"
-# what changed before a block, as a finding's key: each is one way an app builds its
-# requests, reported once per session, where it starts
-CHANGES = ("system", "tools", "history", "chain")
 
 
 class ChangedThinkingPrefix(Rule):
@@ -112,11 +109,11 @@ class ChangedThinkingPrefix(Rule):
 
 
 def first_change(before: ThinkingPrefix, now: ThinkingPrefix, label) -> tuple[str, int, str, int | None] | None:
-    """(what changed, the message of the first thinking block it invalidates, what to say,
-    the message edited or put in, where one was)
-    between the request before and this one, for the first block of this request whose
-    prefix differs from the one it had there (or was produced under, by that request's
-    reply), or whose chain of earlier blocks lost a block in its middle; else None."""
+    """What changed between the request before and this one for the first block of this
+    request whose prefix differs from the one it had there (or was produced under, by that
+    request's reply), or whose chain of earlier blocks lost a block in its middle: (the kind
+    of change, which is the finding's key: each is one way an app builds its requests; the
+    message of that block; what to say; the message edited or put in, where one was); else None."""
     place = {seal: index for seal, index in before.blocks}
     order = list(dict.fromkeys([*(seal for seal, _ in before.blocks), *(before.produced or ())]))
     rank = {seal: position for position, seal in enumerate(order)}
@@ -159,9 +156,9 @@ def _difference(before: ThinkingPrefix, then: int, now: ThinkingPrefix, index: i
         if now.compacted_before(index):
             return None  # the server's compaction stands for the history left out before it
         return "history", f"{len(old_digests) - len(new_digests)} message(s) before it were cut from the start of the history", None
-    first = next((k for k, (a, b) in enumerate(zip(old_digests, new_digests)) if a != b), min(len(old_digests), len(new_digests)))
     if len(new_digests) < len(old_digests):
         return "history", f"{len(old_digests) - len(new_digests)} message(s) before it were left out of the history", None
+    first = next((k for k, (a, b) in enumerate(zip(old_digests, new_digests)) if a != b), len(old_digests))
     at = new[first][0] if first < len(new) else index
     if len(new_digests) > len(old_digests) and new_digests[first + 1:] == old_digests[first:]:
         return "history", f"message {label(at)} was put in before it", at
