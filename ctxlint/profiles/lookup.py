@@ -450,8 +450,18 @@ def _patterns(entry: dict[str, Any]) -> list[str]:
 
 def refused_settings(record: Record) -> tuple[tuple[dict[str, Any], SettingRefusal], ...]:
     """The profile data's setting_refusals entries for the model's API, each with its
-    refusal, where such refusals apply to the request (makers_api_unanswered)."""
-    return _setting_refusals(record.model) if record.model and makers_api_unanswered(record) else ()
+    refusal, where such refusals apply to the request: as the maker's API refuses them
+    (makers_api_unanswered), or, for a setting the model refuses through any API (`any_api`),
+    where the request names the model without a gateway's org/ prefix (a gateway may drop
+    it) and no successful reply is logged (a host that answered took it)."""
+    if not record.model:
+        return ()
+    entries = _setting_refusals(record.model)
+    if not entries:
+        return ()
+    makers = makers_api_unanswered(record)
+    anywhere = "/" not in record.model and (record.response is None or record.response.failed)
+    return tuple((entry, refusal) for entry, refusal in entries if (anywhere if entry.get("any_api") else makers))
 
 
 @lru_cache(maxsize=1024)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ctxlint.chat import as_sent, dotted, key_text, reasoning_of, role_of, tool_calls_of
-from ctxlint.profiles import refuses_every_prefill
+from ctxlint.profiles import refused_settings, refuses_every_prefill
 from ctxlint.profiles.lookup import tool_loop_start
 from ctxlint.rules.base import Rule, Violation
 
@@ -30,7 +30,8 @@ class DisabledThinkingFlag(Rule):
     is also read from `reasoning.effort` (the Responses API's, which OpenRouter passes on
     to them as sent, while it translates it for other vendors' models). Also flagged: the
     settings Claude refuses while a request turns thinking on (`thinking.type` `enabled`
-    or `adaptive`): a `temperature` other than 1, `top_p` under 0.95, `top_k`, a
+    or `adaptive`): a `temperature` other than 1 (on the models that refuse one with
+    thinking on or off, Claude Opus 4.7 and newer, CTX037 reports it), `top_p` under 0.95, `top_k`, a
     `tool_choice` that forces a tool (`any`, a named tool, chat-completions' `required`
     through a gateway), a `budget_tokens` under 1,024, or a request that ends with an
     assistant prefill of text (Claude wants the final assistant message to open with a
@@ -89,9 +90,11 @@ class DisabledThinkingFlag(Rule):
         thinking = ctx.request.get("thinking")
         switched_on = thinking.get("type") if isinstance(thinking, dict) else None
         if switched_on is not None and switched_on in profile.thinking_types:
+            # what the model refuses with thinking on or off is CTX037's (Claude Opus 4.7 and newer: temperature)
+            refused = {refusal.path for _, refusal in refused_settings(ctx.turn.record) if refusal.refuses(dotted(ctx.request, refusal.path))}
             for conflict in profile.thinking_conflicts:
                 sent = dotted(ctx.request, conflict.path)
-                if conflict.refuses(sent):
+                if conflict.refuses(sent) and conflict.path not in refused:
                     yield Violation(
                         f"{profile.id} rejects {conflict.path} = {as_sent(sent)} while thinking is on (thinking.type {as_sent(switched_on)}); "
                         f"{conflict.advice()}",

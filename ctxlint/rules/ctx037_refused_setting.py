@@ -19,7 +19,11 @@ class RefusedSetting(Rule):
     GPT-3.5; a `null` value is not sent). The model
     profiles' data names the models, with its sources. The request must name the model
     as that API does (no `org/` prefix or `:tag`: gateways such as OpenRouter and LiteLLM
-    translate or drop such settings). A request whose successful reply is logged is left
+    translate or drop such settings). Also flagged, in a request of any API's shape that
+    names the model without a gateway's `org/` prefix: a `temperature` other than 1 sent
+    to Claude Opus 4.7 and newer (Opus 4.8, Fable 5.x, Sonnet 5.5, Haiku 5.5), which
+    refuse it with thinking on or off, through Anthropic's API and the clouds alike
+    (`inferenceConfig.temperature` in a Bedrock Converse body). A request whose successful reply is logged is left
     alone, and so is one whose session got a successful reply from the same model to the
     same setting (every request since sending it too): the host that answered took it.
     Reported once per session, where it starts. Thinking switches and the settings a
@@ -30,8 +34,9 @@ class RefusedSetting(Rule):
     model. Use 'max_completion_tokens' instead.", "Unsupported value: 'temperature' does
     not support 0.2 with this model") before the model sees anything, and every request
     of the session fails the same way ("Unsupported parameter: 'reasoning_effort' is not
-    supported with this model." for GPT-4o). It happens when an app moves from GPT-4o to a
-    reasoning model and keeps the settings it wrote for the old one, or back.
+    supported with this model." for GPT-4o; "`temperature` is deprecated for this model."
+    for Claude Opus 4.7). It happens when an app moves from GPT-4o to a reasoning model, or
+    from Claude Opus 4.6 to a newer Claude, and keeps the settings it wrote for the old one.
 
     ## Example
     ```json
