@@ -60,3 +60,11 @@ def test_a_stored_history_defect_at_several_messages_of_one_request_is_one_findi
     unanswered = [f for f in calls if f["code"] == "CTX002"]
     assert [(f["tool_call_id"], f["evidence"]["also_at"]) for f in unanswered] == [
         ("call_r", [{"message_index": 2, "tool_call_id": "call_o", "pointer": "/messages/2/tool_calls/2"}])]
+
+
+def test_a_temperature_claude_refuses_with_thinking_on_or_off_is_ctx037s_and_ctx005s_without_it():
+    """Claude Opus 4.8 with adaptive thinking and temperature 0: one defect, the setting the
+    model refuses in any case (CTX037); CTX005's thinking conflict where CTX037 is not selected."""
+    path = str(FIXTURES / "rules" / "CTX037" / "fail_claude_opus_4_7_and_newer_sent_a_temperature.jsonl")
+    assert ("CTX005", 2) not in code_lines(json_report(path))
+    assert code_lines(json_report(path, "--ignore", "CTX037")) == [("CTX005", 2)]

@@ -94,13 +94,14 @@ class DisabledThinkingFlag(Rule):
             refused = {refusal.path for _, refusal in refused_settings(ctx.turn.record) if refusal.refuses(dotted(ctx.request, refusal.path))}
             for conflict in profile.thinking_conflicts:
                 sent = dotted(ctx.request, conflict.path)
-                if conflict.refuses(sent) and conflict.path not in refused:
+                if conflict.refuses(sent):
                     yield Violation(
                         f"{profile.id} rejects {conflict.path} = {as_sent(sent)} while thinking is on (thinking.type {as_sent(switched_on)}); "
                         f"{conflict.advice()}",
                         key=(conflict.path, key_text(sent)), pointer="/" + conflict.path.replace(".", "/"),
                         evidence={"setting": conflict.path, "value": sent, "thinking": switched_on, "profile": profile.id,
                                   "sources": list(profile.conflict_sources)},
+                        explained_by=("CTX037",) if conflict.path in refused else (),
                     )
         for against in (_final_assistant_against_the_switch(ctx, switched_on), _tool_turn_against_the_switch(ctx, switched_on)):
             if against is not None:
