@@ -23,13 +23,23 @@ def declared_tools(request: dict) -> dict[str, dict]:
     return declared
 
 
+def tool_name(tool: Any) -> str | None:
+    """The name a tool's calls carry: a function's name, or the type of a tool that is no
+    function (the provider runs it, and its calls carry the type as the name); else None."""
+    if not isinstance(tool, dict):
+        return None
+    function = tool.get("function")
+    if isinstance(function, dict):
+        return function["name"] if isinstance(function.get("name"), str) else None
+    kind = tool.get("type")
+    return kind if isinstance(kind, str) and kind != "function" else None
+
+
 def declared_tool_names(request: dict) -> set[str]:
-    """The names a request's tool calls may carry: its functions', and the types of the
-    tools that are not functions (the provider runs them, and their calls carry the type
-    as the name)."""
-    return set(declared_tools(request)) | {
-        tool["type"] for tool in request.get("tools") or [] if isinstance(tool, dict)
-        and isinstance(tool.get("type"), str) and tool["type"] != "function" and not isinstance(tool.get("function"), dict)}
+    """The names a request's tool calls may carry (tool_name of each tool), and the names
+    of legacy `functions`."""
+    tools = request.get("tools")
+    return set(declared_tools(request)) | {name for tool in (tools if isinstance(tools, list) else ()) if (name := tool_name(tool)) is not None}
 
 
 FORCING_CHOICES = ("required", "any", "function", "tool", "allowed_tools", "custom")

@@ -17,6 +17,7 @@ from typing import Any
 from ctxlint.chat import (COMPACTION, SEALED_DETAIL_KEYS, SILENT_PARTS, comparable_text, merged_details, parsed_arguments, role_of,
                           short_hash, text_of, tool_calls_of)
 from ctxlint.ingest.record import Record
+from ctxlint.request_terms import tool_name
 from ctxlint.sessions.model import STEERING_ROLES, prompts_opening
 
 # where a normalized assistant message keeps signed thinking: blocks kept whole (Anthropic,
@@ -84,7 +85,7 @@ def thinking_prefix(record: Record, previous: ThinkingPrefix | None = None, shar
     return ThinkingPrefix(
         model=record.model or "",
         system=short_hash([_prompt_text(message, system_lines_apart) for message in messages[:opening]]),
-        tools=tuple(sorted((_tool_name(tool), short_hash(_without_cache_control(tool))) for tool in tools)) if isinstance(tools, list) else (),
+        tools=tuple(sorted((tool_name(tool) or "?", short_hash(_without_cache_control(tool))) for tool in tools)) if isinstance(tools, list) else (),
         messages=tuple(digests), compactions=tuple(compactions), blocks=tuple(blocks), produced=produced)
 
 
@@ -132,11 +133,3 @@ def _arguments(call: dict[str, Any]) -> Any:
 
 def _without_cache_control(value: Any) -> Any:
     return {name: member for name, member in value.items() if name != CACHE_CONTROL} if isinstance(value, dict) else value
-
-
-def _tool_name(tool: Any) -> str:
-    if not isinstance(tool, dict):
-        return "?"
-    function = tool.get("function")
-    name = function.get("name") if isinstance(function, dict) else tool.get("name")
-    return name if isinstance(name, str) else str(tool.get("type") or "?")
