@@ -172,6 +172,13 @@ def no_reply(response: Any) -> bool:
 
 SAID_MEMBERS = ("function_call", "refusal", "audio")  # members of a reply that say something besides its content
 SILENT_PARTS = ("text", "output_text", "thinking", "redacted_thinking", "reasoning")  # parts that say only their text
+CACHE_CONTROL = "cache_control"  # an Anthropic block's prompt-cache breakpoint: apps move it to the newest message every turn
+
+
+def without_cache_control(value: Any) -> Any:
+    """A block (a content part, a tool) without its prompt-cache breakpoint, which is not
+    part of what it says; any other value as it is."""
+    return {name: member for name, member in value.items() if name != CACHE_CONTROL} if isinstance(value, dict) else value
 
 
 COMPACTION = "compaction"  # a normalized assistant message's field: the provider's summary of what came before it

@@ -24,7 +24,7 @@ from urllib.parse import unquote, urlparse
 
 import orjson
 
-from ctxlint.chat import BLANK_CONTENT, COMPACTION, SERVER_TOOL_BLOCKS, UNCALLED_SERVER_RESULTS, object_member, str_or_none, text_of
+from ctxlint.chat import BLANK_CONTENT, COMPACTION, SERVER_TOOL_BLOCKS, UNCALLED_SERVER_RESULTS, object_member, str_or_none, text_of, without_cache_control
 from ctxlint.ingest.record import Response, nested_too_deep
 from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn
 
@@ -224,7 +224,7 @@ def _user_content(blocks: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
     message every turn) is not part of what was said."""
     if all(block.get("type") == "text" for block in blocks):
         return text_of(blocks)
-    return [{name: value for name, value in block.items() if name != "cache_control"} for block in blocks]
+    return [without_cache_control(block) for block in blocks]
 
 
 def _check_text(block: dict[str, Any], names: tuple[str, ...], pointer: str) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxlint.chat import (COMPACTION, SEALED_DETAIL_KEYS, SILENT_PARTS, comparable_text, merged_details, parsed_arguments, role_of,
-                          short_hash, text_of, tool_calls_of)
+                          short_hash, text_of, tool_calls_of, without_cache_control)
 from ctxlint.ingest.record import Record
 from ctxlint.request_terms import tool_name
 from ctxlint.sessions.model import STEERING_ROLES, prompts_opening
@@ -23,7 +23,6 @@ from ctxlint.sessions.model import STEERING_ROLES, prompts_opening
 # where a normalized assistant message keeps signed thinking: blocks kept whole (Anthropic,
 # Bedrock Converse), OpenRouter's items, LiteLLM's thinking_blocks
 SEALED_REASONING_FIELDS = ("reasoning_details", "thinking_blocks")
-CACHE_CONTROL = "cache_control"
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +84,7 @@ def thinking_prefix(record: Record, previous: ThinkingPrefix | None = None, shar
     return ThinkingPrefix(
         model=record.model or "",
         system=short_hash([_prompt_text(message, system_lines_apart) for message in messages[:opening]]),
-        tools=tuple(sorted((tool_name(tool) or "?", short_hash(_without_cache_control(tool))) for tool in tools)) if isinstance(tools, list) else (),
+        tools=tuple(sorted((tool_name(tool) or "?", short_hash(without_cache_control(tool))) for tool in tools)) if isinstance(tools, list) else (),
         messages=tuple(digests), compactions=tuple(compactions), blocks=tuple(blocks), produced=produced)
 
 
@@ -117,7 +116,7 @@ def message_digest(message: Any) -> str:
     if type(message) is not dict:
         return short_hash(message)
     content = message.get("content")
-    parts = [_without_cache_control(part) for part in content if isinstance(part, dict) and part.get("type") not in SILENT_PARTS] \
+    parts = [without_cache_control(part) for part in content if isinstance(part, dict) and part.get("type") not in SILENT_PARTS] \
         if isinstance(content, list) else []
     calls = [(call.get("id"), (call.get("function") or {}).get("name") if isinstance(call.get("function"), dict) else None,
               _arguments(call)) for call in tool_calls_of(message)]
@@ -129,7 +128,3 @@ def _arguments(call: dict[str, Any]) -> Any:
     arguments = function.get("arguments") if isinstance(function, dict) else None
     parsed, _ = parsed_arguments(arguments)
     return parsed if parsed is not None else arguments
-
-
-def _without_cache_control(value: Any) -> Any:
-    return {name: member for name, member in value.items() if name != CACHE_CONTROL} if isinstance(value, dict) else value
