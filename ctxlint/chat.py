@@ -144,6 +144,12 @@ def tool_calls_of(message: dict[str, Any]) -> list[dict[str, Any]]:
     return []
 
 
+def first_tool_message(messages: list[Any]) -> int | None:
+    """The index of the first message that makes tool calls or carries a tool's result, if any."""
+    return next((index for index, message in enumerate(messages)
+                 if role_of(message) == "tool" or (role_of(message) == "assistant" and tool_calls_of(message))), None)
+
+
 def tool_call_ids(message: dict[str, Any]) -> list[str]:
     return [call["id"] for call in tool_calls_of(message) if isinstance(call.get("id"), str)]
 

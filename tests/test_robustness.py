@@ -457,7 +457,7 @@ def test_unknown_shapes_name_the_closest_known_one(tmp_path, line, hint):
 def test_anthropic_messages_bodies_are_normalized_and_linted(tmp_path):
     anthropic = [
         {"model": "claude-sonnet-4", "max_tokens": 100, "system": "be brief", "messages": [{"role": "user", "content": "hi"}]},
-        {"session_id": "a", "request": {"model": "claude-sonnet-4", "messages": [
+        {"session_id": "a", "request": {"model": "claude-sonnet-4", "tools": [{"name": "w", "input_schema": {"type": "object"}}], "messages": [
             {"role": "user", "content": "weather?"},
             {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "w", "input": {}}]},
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "18"}]}]}},

@@ -68,3 +68,13 @@ def test_a_temperature_claude_refuses_with_thinking_on_or_off_is_ctx037s_and_ctx
     path = str(FIXTURES / "rules" / "CTX037" / "fail_claude_opus_4_7_and_newer_sent_a_temperature.jsonl")
     assert ("CTX005", 2) not in code_lines(json_report(path))
     assert code_lines(json_report(path, "--ignore", "CTX037")) == [("CTX005", 2)]
+
+
+def test_the_400_a_tool_history_without_tools_got_is_ctx039s_and_ctx022s_without_it():
+    """The request sent the history's calls without tools and its 400 is logged: one defect,
+    CTX039's; CTX022 reports the error, classified, when CTX039 is not selected."""
+    path = str(FIXTURES / "rules" / "CTX039" / "fail_agent_last_step_at_its_step_limit_sent_without_tools.jsonl")
+    assert ("CTX022", 3) not in code_lines(json_report(path))
+    errors = json_report(path, "--select", "CTX022")["findings"]
+    assert [(f["code"], f["line"]) for f in errors] == [("CTX022", 3)]
+    assert errors[0]["evidence"]["class"] == "tool definitions"

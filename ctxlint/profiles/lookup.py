@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import orjson
 
-from ctxlint.chat import BLANK_CONTENT, REASONING_FIELDS, SAID_MEMBERS, announces_summary, as_sent, carries_summary, dotted, key_text, last_user_index, last_user_turn_index, provider_compaction, role_of, tagged_block_names, text_of
+from ctxlint.chat import BLANK_CONTENT, REASONING_FIELDS, SAID_MEMBERS, announces_summary, as_sent, carries_summary, dotted, first_tool_message, key_text, last_user_index, last_user_turn_index, provider_compaction, role_of, tagged_block_names, text_of
 
 if TYPE_CHECKING:
     from ctxlint.ingest.record import Record
@@ -388,6 +388,20 @@ def unique_call_ids(record: Record) -> dict[str, Any] | None:
     return next((entry for entry in _table()["unique_call_ids"] if entry["api"] == api), None)
 
 
+def refused_without_tools(record: Record) -> dict[str, Any] | None:
+    """The profile data's tool_definitions entry of the API whose body the request is, for
+    its model: that API refuses a request whose messages carry tool calls or results while
+    it declares no tools. Where it applies to the request: the log records the request's
+    settings (a tracer's span may keep the messages alone), the request names the model
+    without a gateway's org/ prefix, and no successful reply is logged (a host that
+    answered took it); else None."""
+    api = _body_api(record)
+    if api is None or not record.model or "/" in record.model or not record.settings_recorded \
+            or (record.response is not None and not record.response.failed):
+        return None
+    return next((entry for entry in _entries_naming("tool_definitions", record.model) if entry["api"] == api), None)
+
+
 def refused_prefill(record: Record) -> dict[str, Any] | None:
     """The profile data's assistant_prefill entry that says what the request's model
     refuses of a request ending with an assistant message (any such prefill, one whose
@@ -475,11 +489,18 @@ def _refused_setting_paths() -> tuple[str, ...]:
     return tuple(dict.fromkeys(entry["path"] for entry in _table()["setting_refusals"]))
 
 
+# settings_sent's mark of a request that declares no tools while its messages carry tool calls or results
+TOOLS_UNDECLARED = ("tools", "undeclared beside tool calls")
+
+
 def settings_sent(request: dict[str, Any]) -> frozenset[tuple[str, str]]:
     """What a request sent of the settings a maker's API may refuse, as (path, key_text):
-    `tools: []` (CTX031) and the scalar settings setting_refusals names (CTX037), so that
-    what a host answered is known taken (engine.Taken)."""
+    `tools: []` (CTX031), no `tools` beside messages that carry tool calls or results
+    (CTX039), and the scalar settings setting_refusals names (CTX037), so that what a host
+    answered is known taken (engine.Taken)."""
     sent = {("tools", "[]")} if request.get("tools") == [] else set()
+    if "tools" not in request and first_tool_message(request.get("messages") or ()) is not None:
+        sent.add(TOOLS_UNDECLARED)
     for path in _refused_setting_paths():
         value = dotted(request, path)
         if value is not None and not isinstance(value, (dict, list)):

@@ -41,6 +41,7 @@ from ctxlint.rules.ctx035_refused_prefill import RefusedPrefill
 from ctxlint.rules.ctx036_refused_role_order import RefusedRoleOrder
 from ctxlint.rules.ctx037_refused_setting import RefusedSetting
 from ctxlint.rules.ctx038_changed_thinking_prefix import ChangedThinkingPrefix
+from ctxlint.rules.ctx039_tool_history_without_tools import ToolHistoryWithoutTools
 from ctxlint.rules.ctx900_invalid_record import InvalidRecord
 
 RULES: dict[str, type[Rule]] = {
@@ -84,6 +85,7 @@ RULES: dict[str, type[Rule]] = {
         RefusedRoleOrder,
         RefusedSetting,
         ChangedThinkingPrefix,
+        ToolHistoryWithoutTools,
         InvalidRecord,
     )
 }

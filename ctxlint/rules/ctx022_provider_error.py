@@ -31,6 +31,8 @@ ERROR_CLASSES = (
                            r"|final assistant content cannot end with trailing whitespace|expected last role", re.IGNORECASE)),
     # a request setting the model's API refuses (OpenAI's reasoning models: max_tokens, temperature)
     ("setting", re.compile(r"unsupported parameter|unsupported value|is not supported with this model|only the default \(1\) value", re.IGNORECASE)),
+    # tool calls in the history of a request that declares no tools (Anthropic, Bedrock Converse)
+    ("tool definitions", re.compile(r"must define tools|toolConfig field must be defined", re.IGNORECASE)),
     ("thinking/reasoning", re.compile(r"reasoning|thinking|thought|思考", re.IGNORECASE)),
     ("message order", re.compile(r"tool_call_id|tool_calls|tool_use|tool_result|tool output|function_call|function call turn|function response|must be followed|"
                                  r"preceding|role|alternat|consecutive|successive|interleave|order", re.IGNORECASE)),
@@ -54,6 +56,7 @@ EXPLAINED_BY = {
     "call id": ("CTX011", "CTX033", "CTX034"),
     "prefill": ("CTX035",),
     "setting": ("CTX005", "CTX037"),
+    "tool definitions": ("CTX039",),
     "message order": ("CTX001", "CTX002", "CTX003", "CTX009", "CTX010", "CTX011", "CTX012", "CTX024", "CTX027", "CTX028", "CTX036"),
 }
 
@@ -74,7 +77,7 @@ class ProviderError(Rule):
     ## What it does
     Reports a logged response that is an API error, classified as message order,
     thinking/reasoning, blank content, empty list, content type, call id, prefill,
-    setting, model output, auth, rate limit, server error or other, quoting the
+    setting, tool definitions, model output, auth, rate limit, server error or other, quoting the
     provider's message. Rate-limit and server errors (HTTP 429, 5xx, "overloaded", a
     timeout) and model-output errors (the model did not make the tool call the request
     required, or wrote a call that does not parse: Groq's `tool_use_failed`) are
@@ -87,7 +90,7 @@ class ProviderError(Rule):
     CTX015 or CTX038; a message order error by the tool-call and turn-order rules; a blank-content
     error by CTX029; an empty-list error by CTX030 or CTX031; a content-type error by
     CTX032; a call-id error by CTX011, CTX033 or CTX034; a prefill error by CTX035; a
-    setting error by CTX005 or CTX037; a context-length error by CTX006, with the token
+    setting error by CTX005 or CTX037; a tool-definitions error by CTX039; a context-length error by CTX006, with the token
     count; an error that says no more than its code, such as Bedrock's
     `ValidationException`, by any of them), unless that rule is not selected.
 
