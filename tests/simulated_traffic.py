@@ -83,7 +83,8 @@ REJECTED_BY = {"refused_setting": GPT5_MINI}
 # the API refuses these requests outright: the app logs the error and gives up
 REFUSED = {"refused_setting": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
            "lost_user_message": "This model does not support assistant message prefill. The conversation must end with a user message.",
-           "user_after_tool": "Unexpected role 'user' after role 'tool'"}
+           "user_after_tool": "Unexpected role 'user' after role 'tool'",
+           "tools_left_out": "Requests which include `tool_use` or `tool_result` blocks must define tools."}
 
 SUMMARY_OPENING = "Here is a summary of the conversation to date:\n\n"
 CLEARED = '{"result": "[cleared to save context]"}'
@@ -92,7 +93,8 @@ SCRIPTED_OPENING = "Plan a trip to Rome, budget 500 EUR, two nights near Termini
 CALL_TURN_DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", "unanswered_call", "edited_reasoning", "arguments_as_object",
                      "duplicate_result", "user_after_tool")
 STORED_DEFECTS = CALL_TURN_DEFECTS + ("two_users", "markup_residue", "truncated_reply_reused", "text_only_history")
-DEFECTS = STORED_DEFECTS + ("thinking_disabled", "unaccepted_effort", "refused_setting", "trim_cut", "overflow", "sliding_window", "lost_user_message")
+DEFECTS = STORED_DEFECTS + ("thinking_disabled", "unaccepted_effort", "refused_setting", "trim_cut", "overflow", "sliding_window", "lost_user_message",
+                            "tools_left_out")
 MISTRAL = next(style for style in STYLES if style.model.startswith("mistral"))
 CLAUDE_NO_PREFILL = next(style for style in STYLES if style.model == "claude-sonnet-4-6")
 
@@ -309,6 +311,8 @@ class Simulator:
             style = rng.choice([s for s in STYLES if s.passback_on_tool_turns])
         if defect == "edited_reasoning":  # judged where the profile asks the reasoning back, compared field to field
             style = rng.choice([s for s in STYLES if s.passback_on_tool_turns and s.reasoning in ("reasoning_content", "thinking")])
+        if defect == "tools_left_out":  # the Messages API refuses tool blocks without tools
+            style = rng.choice([s for s in STYLES if s.api == "anthropic"])
         if defect in ("arguments_as_object", "markup_residue"):  # chat-completions spellings
             style = rng.choice([s for s in STYLES if s.api == "chat"])
         if defect == "duplicate_result" and style.api == "ollama":  # results pair by order there: a second is unpaired (CTX001)
@@ -379,12 +383,19 @@ class Simulator:
             c.defect_turn += 1  # the turn to store as text only must close a tool loop: a turn later
             c.turns = max(c.turns, c.defect_turn)
         request = c.request()
+        if defect_now == "tools_left_out":  # the agent's last step, sent without tools to stop further calls
+            if any(m.get("tool_calls") for m in request["messages"]):
+                del request["tools"]
+            else:  # no call to send without tools yet: a turn later, after a reply that calls tools
+                c.defect_turn += 1
+                c.turns = max(c.turns, c.defect_turn)
+                defect_now = None
         if defect_now == "lost_user_message":  # the app sends the history without the user's newest message
             request["messages"] = request["messages"][:-1]
         c.sent = len(c.history)
         # a defect planted while storing this reply shows in the next request
         store_defect = c.defect if c.turn + 1 == c.defect_turn and c.defect in STORED_DEFECTS else None
-        needs_calls = store_defect in CALL_TURN_DEFECTS
+        needs_calls = store_defect in CALL_TURN_DEFECTS or (c.defect == "tools_left_out" and c.turn + 1 == c.defect_turn)
         reply = c.reply(True if needs_calls else (None if store_defect is None else False),
                         least_calls=2 if store_defect in ("unanswered_call", "duplicate_result") else 1)
         cut_off = store_defect == "truncated_reply_reused"  # the reply ran out of tokens, stored as if complete
@@ -526,6 +537,7 @@ class Simulator:
             "user_after_tool": ("CTX036",),
             "refused_setting": ("CTX037",),
             "lost_user_message": ("CTX035",),
+            "tools_left_out": ("CTX039",),
             "markup_residue": ("CTX018",),
             "truncated_reply_reused": ("CTX021",),
             "text_only_history": ("CTX016",),
@@ -574,9 +586,10 @@ def litellm_payload(session: str, number: int, request: dict, response: dict, st
 def anthropic_body(request: dict) -> dict:
     """A chat-shaped request as the Messages API body that says the same."""
     messages = request["messages"]
-    body = {"model": request["model"], "max_tokens": 4096, "thinking": request["thinking"],
-            "tools": [{"name": t["function"]["name"], "description": t["function"]["description"], "input_schema": t["function"]["parameters"]}
-                      for t in request["tools"]]}
+    body = {"model": request["model"], "max_tokens": 4096, "thinking": request["thinking"]}
+    if "tools" in request:
+        body["tools"] = [{"name": t["function"]["name"], "description": t["function"]["description"], "input_schema": t["function"]["parameters"]}
+                         for t in request["tools"]]
     if messages and messages[0]["role"] == "system":
         body["system"], messages = messages[0]["content"], messages[1:]
     body["messages"] = []
