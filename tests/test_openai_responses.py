@@ -184,11 +184,21 @@ def test_a_response_of_another_session_is_not_the_one_a_request_goes_on_from(tmp
     assert report["summary"]["records"] == 1 and report["summary"]["skipped"] == {NOT_HELD: 1}
 
 
-def test_a_reply_the_provider_did_not_store_is_not_one_a_request_goes_on_from(tmp_path):
+def test_a_request_that_goes_on_from_a_reply_the_provider_did_not_store_is_linted_as_meant_and_reported(tmp_path):
+    """A reply to a request sent with store false was not kept: the request that names it is
+    linted with the history it meant to go on from, and is CTX040's, once per session, unless
+    its own successful reply shows a host that held the reply (a transport's cache)."""
     unstored = _chained([USER], reply=_reply("resp_1", TEXT_REPLY))
     unstored["request"]["store"] = False
-    report = json_report(_write(tmp_path, [unstored, _chained([ANSWER], "resp_1", _reply("resp_2", TEXT_REPLY))]))
-    assert report["summary"]["records"] == 1 and report["summary"]["skipped"] == {NOT_HELD: 1}
+    refused = _write(tmp_path, [unstored, _chained([ANSWER], "resp_1"), _chained([ANSWER], "resp_1")])
+    report = json_report(refused)
+    assert report["summary"]["records"] == 3 and report["summary"]["skipped"] == {}
+    assert located_findings(report) == [("CTX040", 2, None, "/previous_response_id", None)]
+    assert report["findings"][0]["evidence"]["sent_with_store_false"] == {"file": str(refused), "line": 1}
+    assert [session["requests"] for session in report["sessions"]] == [3]
+    held = write_records(tmp_path / "held.jsonl", [unstored, _chained([ANSWER], "resp_1", _reply("resp_2", TEXT_REPLY))])
+    report = json_report(held)
+    assert report["findings"] == [] and report["summary"]["records"] == 2
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])

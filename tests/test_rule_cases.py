@@ -78,3 +78,13 @@ def test_the_400_a_tool_history_without_tools_got_is_ctx039s_and_ctx022s_without
     errors = json_report(path, "--select", "CTX022")["findings"]
     assert [(f["code"], f["line"]) for f in errors] == [("CTX022", 3)]
     assert errors[0]["evidence"]["class"] == "tool definitions"
+
+
+def test_the_400_of_a_chain_to_an_unstored_reply_is_ctx040s_and_ctx022s_without_it():
+    """The request named a reply made with store false and its 400 is logged: CTX040's;
+    CTX022 reports the error, classified, when CTX040 is not selected."""
+    path = str(FIXTURES / "rules" / "CTX040" / "fail_chained_to_a_reply_made_with_store_false.jsonl")
+    assert ("CTX022", 2) not in code_lines(json_report(path))
+    errors = json_report(path, "--select", "CTX022")["findings"]
+    assert [(f["code"], f["line"]) for f in errors] == [("CTX022", 2)]
+    assert errors[0]["evidence"]["class"] == "previous response"

@@ -107,6 +107,9 @@ class Record:
     # a Responses API request whose reply the provider stores (`store` not false): a later
     # request may go on from that reply
     reply_stored: bool = False
+    # (file, line) of the request whose reply this one goes on from, where that request was
+    # sent with `store: false`: the provider did not store the reply (CTX040)
+    unstored_reply_at: tuple[str, int] | None = None
 
     def label(self, index: int) -> str:
         """How findings name message `index`: as the body that was sent numbers it."""

@@ -402,6 +402,17 @@ def refused_without_tools(record: Record) -> dict[str, Any] | None:
     return next((entry for entry in _entries_naming("tool_definitions", record.model) if entry["api"] == api), None)
 
 
+def refused_unstored_reply(record: Record) -> dict[str, Any] | None:
+    """The profile data's response_storage entry, what the Responses API answers to a
+    request that goes on from a reply it did not keep (its request was sent with `store:
+    false`), where that applies to the request: it goes on from such a reply
+    (Record.unstored_reply_at) and no successful reply to it is logged (a host that held
+    the reply in a cache of its own answered); else None."""
+    if record.unstored_reply_at is None or (record.response is not None and not record.response.failed):
+        return None
+    return next(iter(_table()["response_storage"]), None)
+
+
 def refused_prefill(record: Record) -> dict[str, Any] | None:
     """The profile data's assistant_prefill entry that says what the request's model
     refuses of a request ending with an assistant message (any such prefill, one whose
