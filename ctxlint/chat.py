@@ -415,9 +415,12 @@ def load_bearing_details(details: list[Any]) -> list[Any]:
     where the reply had no id). When some items are sealed (SEALED_DETAIL_KEYS), those are
     what the provider reads back: an unsigned text or summary beside them is the readable
     copy, and a client may leave it out (OpenRouter returns Gemini's reasoning as a text
-    item plus an encrypted one; the encrypted one is what Gemini needs)."""
-    items = [{name: value for name, value in item.items() if name != "index" and value is not None} if isinstance(item, dict) else item
-             for item in merged_details(details)]
+    item plus an encrypted one; the encrypted one is what Gemini needs). A Responses API
+    reasoning item that carries its encrypted_content is read from it, not looked up by its
+    `id`, which SDKs leave out under `store: false` (Azure refuses it there)."""
+    items = [{name: value for name, value in item.items() if name != "index" and value is not None
+              and not (name == "id" and item.get("type") == "reasoning" and item.get("encrypted_content"))}
+             if isinstance(item, dict) else item for item in merged_details(details)]
     return [item for item in items if _sealed_item(item)] or items
 
 

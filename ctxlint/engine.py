@@ -223,7 +223,7 @@ class SessionCheck:
 
     __slots__ = ("summary", "first_line", "opening", "previous", "ledger", "reported", "judged", "pending", "settings", "fingerprint_base",
                  "greeting", "unfinished", "summaries", "refused", "asked_aside", "history_cut", "thread", "tools_offered", "recurring",
-                 "taken", "thought_under", "thinking_prefix")
+                 "taken", "thought_under", "thinking_prefix", "unstored_items")
 
     def __init__(self, session_id: str, file: str, explicit_key: bool, first: int) -> None:
         self.summary = SessionSummary(session_id, file, explicit_key, first)
@@ -266,6 +266,9 @@ class SessionCheck:
         # what the previous request showed of the prefixes its thinking blocks are bound to,
         # where its model binds them (CTX038)
         self.thinking_prefix: ThinkingPrefix | None = None
+        # ids of the Responses API reasoning items the session's replies to requests sent with
+        # `store: false` returned: the provider kept none of them (CTX040)
+        self.unstored_items: frozenset[str] = frozenset()
 
     @property
     def id(self) -> str:

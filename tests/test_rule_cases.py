@@ -87,4 +87,4 @@ def test_the_400_of_a_chain_to_an_unstored_reply_is_ctx040s_and_ctx022s_without_
     assert ("CTX022", 2) not in code_lines(json_report(path))
     errors = json_report(path, "--select", "CTX022")["findings"]
     assert [(f["code"], f["line"]) for f in errors] == [("CTX022", 2)]
-    assert errors[0]["evidence"]["class"] == "previous response"
+    assert errors[0]["evidence"]["class"] == "unstored reference"

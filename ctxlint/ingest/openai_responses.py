@@ -123,7 +123,7 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
         request["reasoning_effort"] = reasoning["effort"]
     if isinstance(body.get("tools"), list):
         request["tools"] = [_tool(tool) for tool in body["tools"]]
-    return request, SourceMap(tuple(origins), CALL_PARTS, SETTINGS, reasoning="reasoning items")
+    return request, SourceMap(tuple(origins), CALL_PARTS, SETTINGS, reasoning="reasoning items", api=NAME)
 
 
 class _Turn:

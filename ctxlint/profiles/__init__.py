@@ -1,5 +1,5 @@
 """Model profiles: provider facts as data, read through one lookup."""
 
-from ctxlint.profiles.lookup import Profile, ProfileBook, accepted_parts, call_id_format, makers_api_unanswered, passback_required, refused_empty, refused_orders, refused_prefill, refused_settings, refused_unstored_reply, refused_without_tools, refuses_every_prefill, sealed_only, settings_sent, TOOLS_UNDECLARED, tool_loop_start, unique_call_ids
+from ctxlint.profiles.lookup import Profile, ProfileBook, accepted_parts, call_id_format, makers_api_unanswered, passback_required, refused_empty, refused_orders, refused_prefill, refused_settings, refused_unstored, refused_without_tools, responses_body, refuses_every_prefill, sealed_only, settings_sent, TOOLS_UNDECLARED, tool_loop_start, unique_call_ids
 
-__all__ = ["Profile", "ProfileBook", "accepted_parts", "call_id_format", "makers_api_unanswered", "passback_required", "refused_empty", "refused_orders", "refused_prefill", "refused_settings", "refused_unstored_reply", "refused_without_tools", "refuses_every_prefill", "sealed_only", "settings_sent", "TOOLS_UNDECLARED", "tool_loop_start", "unique_call_ids"]
+__all__ = ["Profile", "ProfileBook", "accepted_parts", "call_id_format", "makers_api_unanswered", "passback_required", "refused_empty", "refused_orders", "refused_prefill", "refused_settings", "refused_unstored", "refused_without_tools", "responses_body", "refuses_every_prefill", "sealed_only", "settings_sent", "TOOLS_UNDECLARED", "tool_loop_start", "unique_call_ids"]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 import orjson
 
 from ctxlint.chat import BLANK_CONTENT, REASONING_FIELDS, SAID_MEMBERS, announces_summary, as_sent, carries_summary, dotted, first_tool_message, key_text, last_user_index, last_user_turn_index, provider_compaction, role_of, tagged_block_names, text_of
+from ctxlint.ingest import openai_responses
 
 if TYPE_CHECKING:
     from ctxlint.ingest.record import Record
@@ -402,15 +403,21 @@ def refused_without_tools(record: Record) -> dict[str, Any] | None:
     return next((entry for entry in _entries_naming("tool_definitions", record.model) if entry["api"] == api), None)
 
 
-def refused_unstored_reply(record: Record) -> dict[str, Any] | None:
-    """The profile data's response_storage entry, what the Responses API answers to a
-    request that goes on from a reply it did not keep (its request was sent with `store:
-    false`), where that applies to the request: it goes on from such a reply
-    (Record.unstored_reply_at) and no successful reply to it is logged (a host that held
-    the reply in a cache of its own answered); else None."""
-    if record.unstored_reply_at is None or (record.response is not None and not record.response.failed):
+def responses_body(record: Record) -> bool:
+    """Whether the request was read from a Responses API body."""
+    return _body_api(record) == openai_responses.NAME
+
+
+def refused_unstored(record: Record, refers_by: str) -> dict[str, Any] | None:
+    """The profile data's response_storage entry of the API whose body the request is: what
+    it answers to a request that refers it, `refers_by` a previous_response_id or a
+    reasoning item's id, to what a reply it did not keep returned (the reply's request was
+    sent with `store: false`), where no successful reply to the request is logged (a host
+    that held the reply in a cache of its own answered); else None."""
+    if record.response is not None and not record.response.failed:
         return None
-    return next(iter(_table()["response_storage"]), None)
+    api = _body_api(record)
+    return next((entry for entry in _table()["response_storage"] if entry["api"] == api and entry["refers_by"] == refers_by), None)
 
 
 def refused_prefill(record: Record) -> dict[str, Any] | None:

@@ -42,7 +42,7 @@ from ctxlint.rules.ctx036_refused_role_order import RefusedRoleOrder
 from ctxlint.rules.ctx037_refused_setting import RefusedSetting
 from ctxlint.rules.ctx038_changed_thinking_prefix import ChangedThinkingPrefix
 from ctxlint.rules.ctx039_tool_history_without_tools import ToolHistoryWithoutTools
-from ctxlint.rules.ctx040_unstored_previous_response import UnstoredPreviousResponse
+from ctxlint.rules.ctx040_unstored_reference import UnstoredReference
 from ctxlint.rules.ctx900_invalid_record import InvalidRecord
 
 RULES: dict[str, type[Rule]] = {
@@ -87,7 +87,7 @@ RULES: dict[str, type[Rule]] = {
         RefusedSetting,
         ChangedThinkingPrefix,
         ToolHistoryWithoutTools,
-        UnstoredPreviousResponse,
+        UnstoredReference,
         InvalidRecord,
     )
 }

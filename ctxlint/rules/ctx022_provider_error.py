@@ -33,8 +33,10 @@ ERROR_CLASSES = (
     ("setting", re.compile(r"unsupported parameter|unsupported value|is not supported with this model|only the default \(1\) value", re.IGNORECASE)),
     # tool calls in the history of a request that declares no tools (Anthropic, Bedrock Converse)
     ("tool definitions", re.compile(r"must define tools|toolConfig field must be defined", re.IGNORECASE)),
-    # a request that goes on from a reply the provider did not keep (the Responses API's previous_response_id)
-    ("previous response", re.compile(r"previous_response_not_found|previous response with id .* not found", re.IGNORECASE)),
+    # a request that refers the provider to a reply or item it did not keep (the Responses API's
+    # previous_response_id, an item sent by its id alone, under store false)
+    ("unstored reference", re.compile(r"previous_response_not_found|previous response with id .* not found"
+                                      r"|items are not persisted when `?store`? is set to false", re.IGNORECASE)),
     ("thinking/reasoning", re.compile(r"reasoning|thinking|thought|思考", re.IGNORECASE)),
     ("message order", re.compile(r"tool_call_id|tool_calls|tool_use|tool_result|tool output|function_call|function call turn|function response|must be followed|"
                                  r"preceding|role|alternat|consecutive|successive|interleave|order", re.IGNORECASE)),
@@ -59,7 +61,7 @@ EXPLAINED_BY = {
     "prefill": ("CTX035",),
     "setting": ("CTX005", "CTX037"),
     "tool definitions": ("CTX039",),
-    "previous response": ("CTX040",),
+    "unstored reference": ("CTX040",),
     "message order": ("CTX001", "CTX002", "CTX003", "CTX009", "CTX010", "CTX011", "CTX012", "CTX024", "CTX027", "CTX028", "CTX036"),
 }
 
@@ -80,10 +82,10 @@ class ProviderError(Rule):
     ## What it does
     Reports a logged response that is an API error, classified as message order,
     thinking/reasoning, blank content, empty list, content type, call id, prefill,
-    setting, tool definitions, previous response, model output, auth, rate limit, server
-    error or other, quoting the provider's message. Rate-limit and server errors (HTTP
-    429, 5xx, "overloaded", a timeout) and model-output errors (the model did not make
-    the tool call the request required, or wrote a call that does not parse: Groq's
+    setting, tool definitions, unstored reference, model output, auth, rate limit,
+    server error or other, quoting the provider's message. Rate-limit and server errors
+    (HTTP 429, 5xx, "overloaded", a timeout) and model-output errors (the model did not
+    make the tool call the request required, or wrote a call that does not parse: Groq's
     `tool_use_failed`) are reported as info, not error: they say nothing wrong about the
     request, and retrying them is the right handling (the retry itself is legal for
     every rule), but a run of them explains a slow or failed session. Any other error
@@ -94,7 +96,7 @@ class ProviderError(Rule):
     and turn-order rules; a blank-content error by CTX029; an empty-list error by CTX030
     or CTX031; a content-type error by CTX032; a call-id error by CTX011, CTX033 or
     CTX034; a prefill error by CTX035; a setting error by CTX005 or CTX037; a
-    tool-definitions error by CTX039; a previous-response error by CTX040; a
+    tool-definitions error by CTX039; an unstored-reference error by CTX040; a
     context-length error by CTX006, with the token count; an error that says no more
     than its code, such as Bedrock's `ValidationException`, by any of them), unless that
     rule is not selected.
