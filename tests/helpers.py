@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import orjson
@@ -43,3 +44,18 @@ def write_records(path: Path, records: list) -> str:
 def located_findings(report: dict) -> list[tuple]:
     """Each finding as (code, line, message index, JSON pointer, tool_call_id)."""
     return [(f["code"], f["line"], f["message_index"], f["pointer"], f["tool_call_id"]) for f in report["findings"]]
+
+
+def interleaved(script: list[dict], expected: list[tuple[str, int]], copies: int, seed: int = 3) -> tuple[list[dict], list[tuple[str, int]]]:
+    """`copies` copies of a one-session script, each under a session key of its own,
+    interleaved at random; and the findings expected of the script (code, line in it) at
+    the lines of the log where each copy's line landed."""
+    pending = {key: [{**record, "session_id": f"k{key}"} for record in script] for key in range(copies)}
+    shuffle, records, found = random.Random(seed), [], []
+    while pending:
+        key = shuffle.choice(sorted(pending))
+        records.append(pending[key].pop(0))
+        found += [(code, len(records)) for code, line in expected if line == len(script) - len(pending[key])]
+        if not pending[key]:
+            del pending[key]
+    return records, sorted(found, key=lambda finding: finding[1])

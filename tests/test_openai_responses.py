@@ -6,11 +6,12 @@ import orjson
 import pytest
 
 from conftest import FIXTURES, REAL_LOGS, needs_real_logs
+from ctxlint.engine import HOT_SESSIONS
 from ctxlint.ingest import Record, Skipped, read_inputs
 from ctxlint.ingest.shapes import as_item
 from ctxlint.ingest.stored_responses import NOT_HELD, StoredResponses
 from ctxlint.ingest.responses import parse_response
-from helpers import code_lines, json_report, located_findings, write_records
+from helpers import code_lines, interleaved, json_report, located_findings, write_records
 
 MODEL = "gpt-5"
 TOOLS = [{"type": "function", "name": "get_weather",
@@ -361,3 +362,15 @@ def test_a_call_is_linked_to_reasoning_only_when_sent_with_its_item_id(tmp_path)
     assert json_report(log)["findings"] == []
     record = read_inputs([log]).records[0]
     assert record.request["messages"][2]["tool_calls"][0]["item_id"] == "fc_1"  # after instructions and the user
+
+
+def test_the_unstored_items_of_sessions_put_to_sleep_are_kept(tmp_path):
+    """More sessions than stay awake, interleaved: what each learned of the items its
+    replies returned under store false goes into the spill and comes back."""
+    case = FIXTURES / "rules" / "CTX040" / "fail_reasoning_item_sent_back_by_id_under_store_false.jsonl"
+    script = [record for record in map(orjson.loads, case.read_bytes().splitlines()) if record["session_id"] == "by-id"]
+    records, expected = interleaved(script, [("CTX040", 2)], HOT_SESSIONS + 20)
+    log = write_records(tmp_path / "many.jsonl", records)
+    report = json_report(log)
+    assert code_lines(report) == expected
+    assert json_report(log, "--jobs", "2") == report

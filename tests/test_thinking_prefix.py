@@ -4,7 +4,6 @@ sessions put to sleep and --jobs."""
 from __future__ import annotations
 
 import pickle
-import random
 
 import orjson
 import yaml
@@ -13,7 +12,7 @@ from conftest import FIXTURES
 from ctxlint.engine import HOT_SESSIONS
 from ctxlint.ingest import read_inputs
 from ctxlint.sessions.thinking_prefix import block_seals, message_digest, thinking_prefix
-from helpers import code_lines, expected_of, json_report, write_records
+from helpers import code_lines, expected_of, interleaved, json_report, write_records
 
 CASES = FIXTURES / "rules" / "CTX038"
 MODEL = "claude-fable-5-1"
@@ -117,18 +116,10 @@ def test_the_prefixes_of_sessions_put_to_sleep_are_kept(tmp_path):
     and comes back; the findings are each case's own, and --jobs 2 says the same."""
     case = CASES / "fail_reminder_put_into_a_message_and_taken_out_at_the_next_request.jsonl"
     script = [orjson.loads(line) for line in case.read_bytes().splitlines()]
-    pending = {key: [{**record, "session_id": f"k{key}"} for record in script] for key in range(HOT_SESSIONS + 20)}
-    shuffle, records, expected = random.Random(3), [], []
-    while pending:
-        key = shuffle.choice(sorted(pending))
-        records.append(pending[key].pop(0))
-        if len(pending[key]) == len(script) - expected_of(case)[0][1]:
-            expected.append(("CTX038", len(records)))
-        if not pending[key]:
-            del pending[key]
+    records, expected = interleaved(script, expected_of(case), HOT_SESSIONS + 20)
     log = write_records(tmp_path / "many.jsonl", records)
     report = json_report(log)
-    assert code_lines(report) == sorted(expected, key=lambda found: found[1])
+    assert code_lines(report) == expected
     assert json_report(log, "--jobs", "2") == report
 
 
