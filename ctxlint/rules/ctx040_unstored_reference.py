@@ -77,8 +77,8 @@ class UnstoredReference(Rule):
         refusal = refused_unstored(ctx.turn.record, "reasoning item id")
         if refusal is None:
             return
-        for index, message in enumerate(ctx.messages):
-            for position, item in enumerate(_reasoning_items(message)):
+        for index in range(ctx.unchanged(self), len(ctx.messages)):  # what the previous request sent was judged there
+            for position, item in enumerate(_reasoning_items(ctx.messages[index])):
                 if item.get("id") in unstored and "encrypted_content" not in item:
                     yield Violation(
                         f"assistant message {ctx.label(index)} sends back reasoning item {item['id']!r} by its id alone, without "
