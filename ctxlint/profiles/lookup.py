@@ -420,25 +420,24 @@ def refused_unstored(record: Record, refers_by: str) -> dict[str, Any] | None:
     return next((entry for entry in _table()["response_storage"] if entry["api"] == api and entry["refers_by"] == refers_by), None)
 
 
-def refused_prefill(record: Record) -> dict[str, Any] | None:
-    """The profile data's assistant_prefill entry that says what the request's model
+def refused_prefill(record: Record) -> tuple[dict[str, Any], ...]:
+    """The profile data's assistant_prefill entries that say what the request's model
     refuses of a request ending with an assistant message (any such prefill, one whose
-    text ends in whitespace, one not marked `prefix`), where no successful reply is logged
-    (a host that answered took it) and, for a model other hosts serve too, the request
-    names it as its maker's API does (makers_api_unanswered); else None."""
+    text ends in whitespace, one whose last block is thinking, one not marked `prefix`),
+    where no successful reply is logged (a host that answered took it) and, for a model
+    other hosts serve too, the request names it as its maker's API does
+    (makers_api_unanswered)."""
     if not record.model or (record.response is not None and not record.response.failed):
-        return None
-    refusal = prefill_refusal(record.model, _body_api(record))
-    if refusal is not None and refusal.get("named_by_maker") and not makers_api_unanswered(record):
-        return None  # a model other hosts serve too, named as they do
-    return refusal
+        return ()
+    named_by_maker = makers_api_unanswered(record)
+    # an entry for a model other hosts serve too holds where the request names it as its maker's API does
+    return tuple(entry for entry in prefill_refusals(record.model, _body_api(record)) if named_by_maker or not entry.get("named_by_maker"))
 
 
 def refuses_every_prefill(record: Record) -> bool:
     """Whether the request's model refuses any request that ends with an assistant message,
     answered or not (a thinking-specific refusal of one is then beside the point)."""
-    refusal = prefill_refusal(record.model, _body_api(record)) if record.model else None
-    return refusal is not None and refusal["refuses"] == "prefill"
+    return bool(record.model) and any(entry["refuses"] == "prefill" for entry in prefill_refusals(record.model, _body_api(record)))
 
 
 @lru_cache(maxsize=1024)
@@ -454,10 +453,10 @@ def _body_api(record: Record) -> str | None:
 
 
 @lru_cache(maxsize=1024)
-def prefill_refusal(model: str, api: str | None) -> dict[str, Any] | None:
-    """The assistant_prefill entry naming the model (for the API of its body, where the
+def prefill_refusals(model: str, api: str | None) -> tuple[dict[str, Any], ...]:
+    """The assistant_prefill entries naming the model (for the API of its body, where the
     entry names one), answered or not."""
-    return next((entry for entry in _entries_naming("assistant_prefill", model) if entry.get("api", api) == api), None)
+    return tuple(entry for entry in _entries_naming("assistant_prefill", model) if entry.get("api", api) == api)
 
 
 def _makers_entries(record: Record, table: str) -> tuple[dict[str, Any], ...]:

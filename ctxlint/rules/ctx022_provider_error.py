@@ -28,7 +28,8 @@ ERROR_CLASSES = (
     ("call id", re.compile(r"ids must be unique|tool call id was .* but must be|tool_calls\[\d+\]\.id'?: string too long", re.IGNORECASE)),
     # a request ending with an assistant message the model refuses (Claude 4.6 and newer; whitespace after a prefill; Mistral's without `prefix`)
     ("prefill", re.compile(r"assistant message prefill|prefilling assistant messages|must end with a user message"
-                           r"|final assistant content cannot end with trailing whitespace|expected last role", re.IGNORECASE)),
+                           r"|final assistant content cannot end with trailing whitespace|final block in an assistant message cannot be"
+                           r"|expected last role", re.IGNORECASE)),
     # a request setting the model's API refuses (OpenAI's reasoning models: max_tokens, temperature)
     ("setting", re.compile(r"unsupported parameter|unsupported value|is not supported with this model|only the default \(1\) value", re.IGNORECASE)),
     # tool calls in the history of a request that declares no tools (Anthropic, Bedrock Converse)

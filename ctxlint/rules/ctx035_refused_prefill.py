@@ -14,7 +14,8 @@ class RefusedPrefill(Rule):
     on from it) that the model refuses: any prefill, text or thinking, sent to Claude
     Opus 4.6, Sonnet 4.6 and newer (Opus 4.7, 4.8 and 5, Sonnet 5, Fable 5), whichever
     API or gateway the request goes through; to an older Claude model on the Messages
-    API, a prefill whose text ends in whitespace (a space, a newline); and to Mistral's
+    API, a prefill whose text ends in whitespace (a space, a newline) or one that carries a
+    thinking block alone (a reply cut off while it thought, replayed to go on); and to Mistral's
     API, a final assistant message not marked `prefix: true` (the request must name the
     model as that API does, with no `org/` prefix or `:tag`: other hosts serve Mistral's
     open models under rules of their own). The model profiles' data names the models and
@@ -28,8 +29,9 @@ class RefusedPrefill(Rule):
     ## Why is this bad?
     The API answers 400 ("This model does not support assistant message prefill. The
     conversation must end with a user message.", "final assistant content cannot end
-    with trailing whitespace", Mistral's "Expected last role User or Tool (or Assistant
-    with prefix True)") before the model sees anything. A history that ends with the
+    with trailing whitespace", "The final block in an assistant message cannot be
+    `thinking`", Mistral's "Expected last role User or Tool (or Assistant with prefix
+    True)") before the model sees anything. A history that ends with the
     assistant's own last reply is the usual cause on newer models: the app lost the
     user's next message, resumed an interrupted turn, or appended a hint as an assistant
     message. Prefill code written for older models (`{` to force JSON) fails the same
@@ -62,9 +64,9 @@ class RefusedPrefill(Rule):
         final = ctx.messages[last] if last >= 0 else None
         if final is None or role_of(final) != "assistant" or tool_calls_of(final) or final.get(SERVER_TOOL_BLOCKS):
             return  # calls left open are CTX002's; a turn of server tools, sent back to go on after a pause, is no prefill
-        refusal = refused_prefill(ctx.turn.record)
-        refused = _refused_as(final, refusal["refuses"]) if refusal is not None else None
-        if refused is None:
+        refusal, refused = next(((entry, refused) for entry in refused_prefill(ctx.turn.record)
+                                 if (refused := _refused_as(final, entry["refuses"])) is not None), (None, None))
+        if refusal is None:
             return
         said, evidence = refused
         model = ctx.turn.record.model
@@ -86,6 +88,8 @@ def _refused_as(final: dict, refuses: str) -> tuple[str, dict] | None:
         return (f" whose text ends in whitespace ({trailing[-8:]!r})", {"trailing_whitespace": trailing}) if trailing else None
     if says_nothing(final) and reasoning_of(final)[0] is None:
         return None  # an empty final message: not known to be refused
+    if refuses == "trailing_thinking":  # no text or call after its thinking: the thinking block is its last
+        return (" that carries thinking alone", {}) if says_nothing(final) else None
     if refuses == "prefill_without_prefix":
         return None if final.get("prefix") is True else (" not marked `prefix: true`", {})
     return "", {}
