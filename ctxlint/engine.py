@@ -492,7 +492,7 @@ class TurnContext:
         """Session.taken once this request is judged: its own, where it was answered; else the
         run of requests to its model goes on, narrowed to what this one sent too."""
         record = self.turn.record
-        if record.response is not None and not record.response.failed:
+        if record.answered:
             return Taken(record.model, len(self.turn.identities), settings_sent(record.request))
         taken = self.taken
         return None if taken is None else Taken(taken.model, self.taken_before, taken.settings & settings_sent(record.request))

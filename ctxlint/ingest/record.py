@@ -111,6 +111,11 @@ class Record:
     # sent with `store: false`: the provider did not store the reply (CTX040)
     unstored_reply_at: tuple[str, int] | None = None
 
+    @property
+    def answered(self) -> bool:
+        """Whether a successful reply to the request is logged: a host took it as sent."""
+        return self.response is not None and not self.response.failed
+
     def label(self, index: int) -> str:
         """How findings name message `index`: as the body that was sent numbers it."""
         return str(index) if self.source_map is None else self.source_map.label(index)

@@ -355,7 +355,7 @@ def makers_api_unanswered(record: Record) -> bool:
     model = record.model or ""
     if "/" in model or ":" in model.removeprefix("ft:") or (record.source_map is not None and record.source_map.reasoning is not None):
         return False
-    return record.response is None or record.response.failed
+    return not record.answered
 
 
 def refused_empty(record: Record, member: str) -> dict[str, Any] | None:
@@ -384,7 +384,7 @@ def unique_call_ids(record: Record) -> dict[str, Any] | None:
     that API refuses a tool call id used twice anywhere in the request, and no successful
     reply to it is logged (a host that answered took it); else None."""
     api = _body_api(record)
-    if api is None or (record.response is not None and not record.response.failed):
+    if api is None or record.answered:
         return None
     return next((entry for entry in _table()["unique_call_ids"] if entry["api"] == api), None)
 
@@ -397,8 +397,7 @@ def refused_without_tools(record: Record) -> dict[str, Any] | None:
     without a gateway's org/ prefix, and no successful reply is logged (a host that
     answered took it); else None."""
     api = _body_api(record)
-    if api is None or not record.model or "/" in record.model or not record.settings_recorded \
-            or (record.response is not None and not record.response.failed):
+    if api is None or not record.model or "/" in record.model or not record.settings_recorded or record.answered:
         return None
     return next((entry for entry in _entries_naming("tool_definitions", record.model) if entry["api"] == api), None)
 
@@ -414,7 +413,7 @@ def refused_unstored(record: Record, refers_by: str) -> dict[str, Any] | None:
     reasoning item's id, to what a reply it did not keep returned (the reply's request was
     sent with `store: false`), where no successful reply to the request is logged (a host
     that held the reply in a cache of its own answered); else None."""
-    if record.response is not None and not record.response.failed:
+    if record.answered:
         return None
     api = _body_api(record)
     return next((entry for entry in _table()["response_storage"] if entry["api"] == api and entry["refers_by"] == refers_by), None)
@@ -427,7 +426,7 @@ def refused_prefill(record: Record) -> tuple[dict[str, Any], ...]:
     where no successful reply is logged (a host that answered took it) and, for a model
     other hosts serve too, the request names it as its maker's API does
     (makers_api_unanswered)."""
-    if not record.model or (record.response is not None and not record.response.failed):
+    if not record.model or record.answered:
         return ()
     named_by_maker = makers_api_unanswered(record)
     # an entry for a model other hosts serve too holds where the request names it as its maker's API does
@@ -491,7 +490,7 @@ def refused_settings(record: Record) -> tuple[tuple[dict[str, Any], SettingRefus
     if not entries:
         return ()
     makers = makers_api_unanswered(record)
-    anywhere = "/" not in record.model and (record.response is None or record.response.failed)
+    anywhere = "/" not in record.model and not record.answered
     return tuple((entry, refusal) for entry, refusal in entries if (anywhere if entry.get("any_api") else makers))
 
 

@@ -72,8 +72,7 @@ class BlankMessage(Rule):
     def check(self, ctx) -> Iterable[Violation]:
         messages = ctx.messages
         last = len(messages) - 1
-        response = ctx.turn.record.response
-        answered = response is not None and not response.failed
+        answered = ctx.turn.record.answered
         profile_id = ctx.profile.id if ctx.profile.known else None
         # the previous request's last message is judged again: a prefill it was exempt as is history now
         for index in range(max(ctx.unchanged(self) - 1, 0), len(messages)):

@@ -68,7 +68,7 @@ class UnstoredReference(Rule):
         unstored = ctx.session.unstored_items
         if unstored:
             yield from self._items_by_id(ctx, unstored)
-        if responses_body(record) and not record.reply_stored and record.response is not None and not record.response.failed:
+        if responses_body(record) and not record.reply_stored and record.answered:
             returned = _reasoning_item_ids(record.response.message)
             if returned:
                 ctx.session.unstored_items = unstored | returned
