@@ -223,7 +223,8 @@ class SessionCheck:
 
     __slots__ = ("summary", "first_line", "opening", "previous", "ledger", "reported", "judged", "pending", "settings", "fingerprint_base",
                  "greeting", "unfinished", "summaries", "refused", "asked_aside", "history_cut", "thread", "tools_offered", "recurring",
-                 "taken", "thought_under", "thinking_prefix", "unstored_items")
+                 "taken", "thought_under", "thinking_prefix", "unstored_items",
+                 "tools_declared")
 
     def __init__(self, session_id: str, file: str, explicit_key: bool, first: int) -> None:
         self.summary = SessionSummary(session_id, file, explicit_key, first)
@@ -269,6 +270,8 @@ class SessionCheck:
         # ids of the Responses API reasoning items the session's replies to requests sent with
         # `store: false` returned: the provider kept none of them (CTX040)
         self.unstored_items: frozenset[str] = frozenset()
+        # a request of the session declared tools: the log records them where they are sent (CTX039)
+        self.tools_declared = False
 
     @property
     def id(self) -> str:

@@ -18,11 +18,13 @@ class ToolHistoryWithoutTools(Rule):
     with its sources. Chat-completions bodies are not judged: OpenAI's API takes such a
     request, and gateways that take it for Claude differ (LiteLLM adds a placeholder tool).
     Nor are a provider's server tools (web search, code execution): their blocks are no
-    calls the app answers. A request that sends `tools` as an empty list, a log that does
-    not record the request's settings (a tracer's span that keeps the messages alone), a
-    model named with a gateway's `org/` prefix, and a request whose successful reply is
-    logged are left alone, and so is a session whose host answered such a request before
-    (every request since sending none too). Reported once per session, where it starts.
+    calls the app answers. A request is judged only where an earlier request of its
+    session declared tools: a log may leave `tools` out of what it records, and one that
+    showed them shows them gone. A request that sends `tools` as an empty list, a log that does not
+    record the request's settings (a tracer's span that keeps the messages alone), a model
+    named with a gateway's `org/` prefix, and a request whose successful reply is logged
+    are left alone, and so is a session whose host answered such a request before (every
+    request since sending none too). Reported once per session, where it starts.
 
     ## Why is this bad?
     The API answers 400 ("Requests which include `tool_use` or `tool_result` blocks must
@@ -54,7 +56,10 @@ class ToolHistoryWithoutTools(Rule):
 
     def check(self, ctx) -> Iterable[Violation]:
         if "tools" in ctx.request:
+            ctx.session.tools_declared = ctx.session.tools_declared or bool(ctx.request["tools"])
             return
+        if not ctx.session.tools_declared:
+            return  # the log may leave tools out of what it records: only a session that showed them shows them gone
         refusal = refused_without_tools(ctx.turn.record)
         if refusal is None:
             return
