@@ -201,6 +201,12 @@ UNCALLED_SERVER_RESULTS = "server_results_without_their_call"
 # empty_text_block (a text block with no text, at `block`) or whitespace_text (text blocks,
 # or a string, of whitespace alone); which API refuses which is profile data (CTX029).
 BLANK_CONTENT = "blank_content"
+# A normalized assistant message's field, where the Responses API turn it stands for holds
+# reasoning items sent with their `id` that the item their reply followed them with does not
+# follow in the input: [{"id", "item", "where", "next_item"}]: its id, its input index, what
+# comes after it ("is the last input item", "is followed by a user message", …) and that
+# item's index (CTX041).
+UNPAIRED_REASONING = "reasoning_without_its_following_item"
 
 
 def provider_compaction(messages: list[dict[str, Any]]) -> int | None:

@@ -374,3 +374,23 @@ def test_the_unstored_items_of_sessions_put_to_sleep_are_kept(tmp_path):
     report = json_report(log)
     assert code_lines(report) == expected
     assert json_report(log, "--jobs", "2") == report
+
+
+def test_a_reasoning_item_sent_by_its_id_without_the_item_that_followed_it_points_at_the_reasoning_item(tmp_path):
+    """What follows a reasoning item sent with its id is named, and the finding points at the
+    reasoning item; the same turn sent with no ids (stateless replay) is legal."""
+    reasoning = {"type": "reasoning", "id": "rs_7", "summary": []}
+    text = {"role": "assistant", "content": "Oslo 12C, Rome 24C."}
+    follow_up = {"role": "user", "content": "And Paris?"}
+    log = _write(tmp_path, [
+        {**_request([USER, reasoning, text, follow_up]), "session_id": "easy-message"},
+        {**_request([USER, reasoning, OUT_OSLO]), "session_id": "tool-output"},
+        {**_request([USER, reasoning]), "session_id": "last"},
+        {**_request([USER, {"type": "reasoning", "summary": [], "encrypted_content": "gAAAA"}, text, follow_up]), "session_id": "no-ids"},
+    ])
+    report = json_report(log)
+    assert [(code, line, pointer) for code, line, _, pointer, _ in located_findings(report) if code == "CTX041"] == [
+        ("CTX041", 1, "/input/1"), ("CTX041", 2, "/input/1"), ("CTX041", 3, "/input/1")]
+    evidence = [(f["evidence"]["where"], f["evidence"]["next_item"]) for f in report["findings"] if f["code"] == "CTX041"]
+    assert evidence == [("is followed by an assistant message sent without its `id`", "/input/2"),
+                        ("is followed by a function_call_output item", "/input/2"), ("is the last input item", None)]

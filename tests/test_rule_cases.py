@@ -88,3 +88,14 @@ def test_the_400_of_a_chain_to_an_unstored_reply_is_ctx040s_and_ctx022s_without_
     errors = json_report(path, "--select", "CTX022")["findings"]
     assert [(f["code"], f["line"]) for f in errors] == [("CTX022", 2)]
     assert errors[0]["evidence"]["class"] == "unstored reference"
+
+
+def test_the_400_of_a_reasoning_item_without_its_following_item_is_ctx041s_and_ctx022s_without_it():
+    """The request sent a reasoning item by its id before a message without one and its 400
+    is logged: CTX041's; CTX022 reports the error, classed with reasoning, when CTX041 is
+    not selected."""
+    path = str(FIXTURES / "rules" / "CTX041" / "fail_assistant_text_stored_without_its_message_id.jsonl")
+    assert ("CTX022", 2) not in code_lines(json_report(path))
+    errors = json_report(path, "--select", "CTX022")["findings"]
+    assert [(f["code"], f["line"]) for f in errors] == [("CTX022", 2)]
+    assert errors[0]["evidence"]["class"] == "thinking/reasoning"

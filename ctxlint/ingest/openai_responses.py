@@ -10,7 +10,10 @@ reasoning items, kept whole, as its reasoning; each `*_call_output` item is a to
 Items the provider runs and answers itself (web search, file search, code interpreter:
 no `call_id`) are left out, on both the request and the response side. A function or
 custom tool call must carry its `call_id` (a located input error without it); an output
-of one without it is a tool message without an id, which CTX010 reports.
+of one without it is a tool message without an id, which CTX010 reports. A reasoning item
+sent with its `id` and followed by what cannot be the item its reply followed it with (the
+end of the input, another role's message, a tool output, an assistant message without its
+`id`) is noted on its turn for CTX041.
 
 A request that continues a stored response (`previous_response_id`) sends only its new
 input: ingest.stored_responses puts back the conversation the provider holds, when the
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxlint.chat import COMPACTION, object_member, str_or_none, text_of
+from ctxlint.chat import COMPACTION, UNPAIRED_REASONING, object_member, str_or_none, text_of
 from ctxlint.ingest.record import Response
 from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn
 
@@ -99,6 +102,7 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
         for index, item in enumerate(items):
             pointer = f"/input/{index}"
             kind = _kind(item, pointer)
+            turn.follow(item, kind, index)
             answers, member = _answered_call(item, kind)
             if answers is not None and not isinstance(answers, str):
                 raise BodyProblem(f"{pointer}/{member} is not a string", f"{pointer}/{member}")
@@ -113,6 +117,7 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
                 origins.append(Origin(index, pointer, content="/output"))
             else:
                 turn.add(item, kind, index, pointer)
+        turn.follow(None, None, None)
         turn.close(messages, origins)
     else:
         raise BodyProblem("`input` is neither a string nor a list of items", "/input")
@@ -143,6 +148,30 @@ class _Turn:
         # what findings about the turn point at: its assistant message item, else its first call
         self.message: int | None = None
         self.first_call: int | None = None
+        # the reasoning item sent with its id that the next item must follow as in its reply
+        self.awaiting: tuple[int, str] | None = None
+        self.unpaired: list[dict[str, Any]] = []
+
+    def follow(self, item: dict[str, Any] | None, kind: str | None, index: int | None) -> None:
+        """Notes the reasoning item awaiting its following item where `item` (None: the end of
+        the input) cannot be that item: the API pairs a reasoning item sent with its id with
+        the item its reply followed it with, which must come next, with its own id."""
+        if self.awaiting is None:
+            return
+        position, item_id = self.awaiting
+        self.awaiting = None
+        if item is None:
+            where = "is the last input item"
+        elif kind == "message":
+            role = item.get("role")
+            if role == "assistant" and isinstance(item.get("id"), str):
+                return
+            where = "is followed by an assistant message sent without its `id`" if role == "assistant" else f"is followed by a {role} message"
+        elif kind.endswith("_output"):
+            where = f"is followed by a {kind} item"
+        else:
+            return  # a call, another reasoning item, an item the provider runs: not known to be refused
+        self.unpaired.append({"id": item_id, "item": position, "where": where, "next_item": index})
 
     def add(self, item: dict[str, Any], kind: str, index: int, pointer: str) -> None:
         if kind == "message":
@@ -151,6 +180,8 @@ class _Turn:
         elif kind == "reasoning":
             self.reasoning.append(_reasoning_item(item))
             self.reasoning_pointer = self.reasoning_pointer or pointer
+            if isinstance(item.get("id"), str):
+                self.awaiting = (index, item["id"])
         elif kind == COMPACTION:  # the output of /responses/compact, standing for the history before it
             self.compaction = str(item.get("encrypted_content") or "")
         elif kind in CLIENT_CALLS and item.get("call_id") is None:
@@ -175,6 +206,8 @@ class _Turn:
         message = assistant_turn(self.texts, self.reasoning, self.calls)
         if self.compaction is not None:
             message[COMPACTION] = self.compaction
+        if self.unpaired:
+            message[UNPAIRED_REASONING] = self.unpaired
         return message
 
 

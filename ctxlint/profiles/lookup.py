@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import orjson
 
-from ctxlint.chat import BLANK_CONTENT, REASONING_FIELDS, SAID_MEMBERS, announces_summary, as_sent, carries_summary, dotted, first_tool_message, key_text, last_user_index, last_user_turn_index, provider_compaction, role_of, tagged_block_names, text_of
+from ctxlint.chat import BLANK_CONTENT, REASONING_FIELDS, SAID_MEMBERS, UNPAIRED_REASONING, announces_summary, as_sent, carries_summary, dotted, first_tool_message, key_text, last_user_index, last_user_turn_index, provider_compaction, role_of, tagged_block_names, text_of
 from ctxlint.ingest import openai_responses
 
 if TYPE_CHECKING:
@@ -419,6 +419,20 @@ def refused_unstored(record: Record, refers_by: str) -> dict[str, Any] | None:
     return next((entry for entry in _table()["response_storage"] if entry["api"] == api and entry["refers_by"] == refers_by), None)
 
 
+def refused_unpaired_reasoning(record: Record) -> dict[str, Any] | None:
+    """The profile data's reasoning_pairing entry of the API whose body the request is, for
+    its model: that API refuses a reasoning item sent with its id and not followed by the
+    item its reply followed it with. Where it applies to the request: the log records the
+    request's settings and the request does not send `store: false` (nothing is then looked
+    up by id), it names the model without a gateway's org/ prefix, and no successful reply
+    is logged (a host that answered took it); else None."""
+    api = _body_api(record)
+    if api is None or not record.model or "/" in record.model or not record.settings_recorded or record.answered \
+            or record.request.get("store") is False:
+        return None
+    return next((entry for entry in _entries_naming("reasoning_pairing", record.model) if entry["api"] == api), None)
+
+
 def refused_prefill(record: Record) -> tuple[dict[str, Any], ...]:
     """The profile data's assistant_prefill entries that say what the request's model
     refuses of a request ending with an assistant message (any such prefill, one whose
@@ -507,16 +521,20 @@ def _refused_setting_paths() -> tuple[str, ...]:
 
 # settings_sent's mark of a request that declares no tools while its messages carry tool calls or results
 TOOLS_UNDECLARED = ("tools", "undeclared beside tool calls")
+REASONING_UNPAIRED = ("input", "a reasoning item without its following item")
 
 
 def settings_sent(request: dict[str, Any]) -> frozenset[tuple[str, str]]:
     """What a request sent of the settings a maker's API may refuse, as (path, key_text):
     `tools: []` (CTX031), no `tools` beside messages that carry tool calls or results
-    (CTX039), and the scalar settings setting_refusals names (CTX037), so that what a host
+    (CTX039), a reasoning item without its following item (CTX041), and the scalar settings setting_refusals names (CTX037), so that what a host
     answered is known taken (engine.Taken)."""
     sent = {("tools", "[]")} if request.get("tools") == [] else set()
-    if "tools" not in request and first_tool_message(request.get("messages") or ()) is not None:
+    messages = request.get("messages") or ()
+    if "tools" not in request and first_tool_message(messages) is not None:
         sent.add(TOOLS_UNDECLARED)
+    if any(type(message) is dict and UNPAIRED_REASONING in message for message in messages):
+        sent.add(REASONING_UNPAIRED)
     for path in _refused_setting_paths():
         value = dotted(request, path)
         if value is not None and not isinstance(value, (dict, list)):

@@ -43,6 +43,7 @@ from ctxlint.rules.ctx037_refused_setting import RefusedSetting
 from ctxlint.rules.ctx038_changed_thinking_prefix import ChangedThinkingPrefix
 from ctxlint.rules.ctx039_tool_history_without_tools import ToolHistoryWithoutTools
 from ctxlint.rules.ctx040_unstored_reference import UnstoredReference
+from ctxlint.rules.ctx041_unpaired_reasoning_item import UnpairedReasoningItem
 from ctxlint.rules.ctx900_invalid_record import InvalidRecord
 
 RULES: dict[str, type[Rule]] = {
@@ -88,6 +89,7 @@ RULES: dict[str, type[Rule]] = {
         ChangedThinkingPrefix,
         ToolHistoryWithoutTools,
         UnstoredReference,
+        UnpairedReasoningItem,
         InvalidRecord,
     )
 }

@@ -54,7 +54,7 @@ TRANSIENT_SEVERITY = "info"
 # the rules whose finding at the same request is the defect an error of a class names
 EXPLAINED_BY = {
     "context length": ("CTX006",),
-    "thinking/reasoning": ("CTX004", "CTX005", "CTX015", "CTX038"),
+    "thinking/reasoning": ("CTX004", "CTX005", "CTX015", "CTX038", "CTX041"),
     "blank content": ("CTX029",),
     "empty list": ("CTX030", "CTX031"),
     "content type": ("CTX032",),
