@@ -207,6 +207,10 @@ BLANK_CONTENT = "blank_content"
 # comes after it ("is the last input item", "is followed by a user message", …) and that
 # item's index (CTX041).
 UNPAIRED_REASONING = "reasoning_without_its_following_item"
+# A normalized assistant message's field, where the Responses API turn it stands for holds
+# assistant message items sent with their `id` (msg_…): the ids, which link each to the
+# reasoning item its reply returned before it (CTX004).
+MESSAGE_ITEM_IDS = "message_item_ids"
 
 
 def provider_compaction(messages: list[dict[str, Any]]) -> int | None:

@@ -70,32 +70,21 @@ def test_a_temperature_claude_refuses_with_thinking_on_or_off_is_ctx037s_and_ctx
     assert code_lines(json_report(path, "--ignore", "CTX037")) == [("CTX005", 2)]
 
 
-def test_the_400_a_tool_history_without_tools_got_is_ctx039s_and_ctx022s_without_it():
-    """The request sent the history's calls without tools and its 400 is logged: one defect,
-    CTX039's; CTX022 reports the error, classified, when CTX039 is not selected."""
-    path = str(FIXTURES / "rules" / "CTX039" / "fail_agent_last_step_at_its_step_limit_sent_without_tools.jsonl")
-    assert ("CTX022", 3) not in code_lines(json_report(path))
+@pytest.mark.parametrize(("case", "line", "error_class"), [
+    # the history's calls sent without tools
+    ("CTX039/fail_agent_last_step_at_its_step_limit_sent_without_tools", 3, "tool definitions"),
+    # a chain to a reply made with store false
+    ("CTX040/fail_chained_to_a_reply_made_with_store_false", 2, "unstored reference"),
+    # a reasoning item sent by its id before a message without one
+    ("CTX041/fail_assistant_text_stored_without_its_message_id", 2, "thinking/reasoning"),
+    # a message item sent by its id without the reasoning item before it
+    ("CTX004/fail_responses_message_item_without_its_reasoning", 2, "thinking/reasoning"),
+])
+def test_a_logged_400_of_a_defect_a_rule_names_is_that_rules_and_ctx022s_without_it(case, line, error_class):
+    """The request's 400 is logged: one defect, the rule's; CTX022 reports the error,
+    classified, when that rule is not selected."""
+    path = str(FIXTURES / "rules" / f"{case}.jsonl")
+    assert ("CTX022", line) not in code_lines(json_report(path))
     errors = json_report(path, "--select", "CTX022")["findings"]
-    assert [(f["code"], f["line"]) for f in errors] == [("CTX022", 3)]
-    assert errors[0]["evidence"]["class"] == "tool definitions"
-
-
-def test_the_400_of_a_chain_to_an_unstored_reply_is_ctx040s_and_ctx022s_without_it():
-    """The request named a reply made with store false and its 400 is logged: CTX040's;
-    CTX022 reports the error, classified, when CTX040 is not selected."""
-    path = str(FIXTURES / "rules" / "CTX040" / "fail_chained_to_a_reply_made_with_store_false.jsonl")
-    assert ("CTX022", 2) not in code_lines(json_report(path))
-    errors = json_report(path, "--select", "CTX022")["findings"]
-    assert [(f["code"], f["line"]) for f in errors] == [("CTX022", 2)]
-    assert errors[0]["evidence"]["class"] == "unstored reference"
-
-
-def test_the_400_of_a_reasoning_item_without_its_following_item_is_ctx041s_and_ctx022s_without_it():
-    """The request sent a reasoning item by its id before a message without one and its 400
-    is logged: CTX041's; CTX022 reports the error, classed with reasoning, when CTX041 is
-    not selected."""
-    path = str(FIXTURES / "rules" / "CTX041" / "fail_assistant_text_stored_without_its_message_id.jsonl")
-    assert ("CTX022", 2) not in code_lines(json_report(path))
-    errors = json_report(path, "--select", "CTX022")["findings"]
-    assert [(f["code"], f["line"]) for f in errors] == [("CTX022", 2)]
-    assert errors[0]["evidence"]["class"] == "thinking/reasoning"
+    assert [(f["code"], f["line"]) for f in errors] == [("CTX022", line)]
+    assert errors[0]["evidence"]["class"] == error_class

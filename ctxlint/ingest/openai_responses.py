@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxlint.chat import COMPACTION, UNPAIRED_REASONING, object_member, str_or_none, text_of
+from ctxlint.chat import COMPACTION, MESSAGE_ITEM_IDS, UNPAIRED_REASONING, object_member, str_or_none, text_of
 from ctxlint.ingest.record import Response
 from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn
 
@@ -139,6 +139,7 @@ class _Turn:
 
     def _reset(self) -> None:
         self.texts: list[str] = []
+        self.message_ids: list[str] = []  # of its assistant message items sent with their id
         self.calls: list[dict[str, Any]] = []
         self.reasoning: list[dict[str, Any]] = []
         self.call_pointers: list[str] = []
@@ -176,6 +177,8 @@ class _Turn:
     def add(self, item: dict[str, Any], kind: str, index: int, pointer: str) -> None:
         if kind == "message":
             self.texts.append(text_of(item.get("content")))
+            if isinstance(item.get("id"), str):
+                self.message_ids.append(item["id"])
             self.message = index if self.message is None else self.message
         elif kind == "reasoning":
             self.reasoning.append(_reasoning_item(item))
@@ -208,6 +211,8 @@ class _Turn:
             message[COMPACTION] = self.compaction
         if self.unpaired:
             message[UNPAIRED_REASONING] = self.unpaired
+        if self.message_ids:
+            message[MESSAGE_ITEM_IDS] = self.message_ids
         return message
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import orjson
 
-from ctxlint.chat import BLANK_CONTENT, REASONING_FIELDS, SAID_MEMBERS, UNPAIRED_REASONING, announces_summary, as_sent, carries_summary, dotted, first_tool_message, key_text, last_user_index, last_user_turn_index, provider_compaction, role_of, tagged_block_names, text_of
+from ctxlint.chat import BLANK_CONTENT, MESSAGE_ITEM_IDS, REASONING_FIELDS, SAID_MEMBERS, UNPAIRED_REASONING, announces_summary, as_sent, carries_summary, dotted, first_tool_message, key_text, last_user_index, last_user_turn_index, provider_compaction, role_of, tagged_block_names, text_of
 from ctxlint.ingest import openai_responses
 
 if TYPE_CHECKING:
@@ -279,8 +279,11 @@ def passback_required(profile: Profile, record: Record, message: dict[str, Any],
     calls = message.get("tool_calls")
     if calls and ("tool_call_turns" in profile.passback or (profile.passback & OPEN_LOOP_PASSBACK and open_loop)):
         return True
-    if calls and "item_linked_tool_calls" in profile.passback and any(isinstance(call, dict) and call.get("item_id") for call in calls):
-        return True  # a Responses call sent with its item id: the provider looks for the reasoning item before it
+    if "item_linked" in profile.passback:
+        if calls and any(isinstance(call, dict) and call.get("item_id") for call in calls):
+            return True  # a Responses call sent with its item id: the provider looks for the reasoning item before it
+        if message.get(MESSAGE_ITEM_IDS) and record.request.get("store") is not False and not record.answered:
+            return True  # so for a message item sent with its id, and refuses it without that item (a stored reply's only)
     thinking = record.request.get("thinking")
     return "clear_thinking_false" in profile.passback and isinstance(thinking, dict) and thinking.get("clear_thinking") is False
 
@@ -289,7 +292,7 @@ def sealed_only(profile: Profile, request: dict[str, Any]) -> bool:
     """Whether only reasoning the reply carried sealed (encrypted) must come back: a
     Responses request that stores nothing (`store: false`) links no call to a stored
     reasoning item, and an item without its encrypted content cannot be sent back."""
-    return bool(profile.passback) and profile.passback <= {"item_linked_tool_calls"} and request.get("store") is False
+    return bool(profile.passback) and profile.passback <= {"item_linked"} and request.get("store") is False
 
 
 @lru_cache(maxsize=1)

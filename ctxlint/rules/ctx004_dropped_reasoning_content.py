@@ -9,7 +9,7 @@ from ctxlint.rules.base import Rule, Violation
 
 # A profile whose only pass-back rule is the Responses item link judges a call only against
 # the reasoning the model is known to have returned: a turn may have had none (effort none).
-LINKED_ONLY = frozenset({"item_linked_tool_calls"})
+LINKED_ONLY = frozenset({"item_linked"})
 
 
 class DroppedReasoningContent(Rule):
@@ -50,7 +50,9 @@ class DroppedReasoningContent(Rule):
     models (GPT-5, o-series) on Responses API function calls sent back with their item id
     (`fc_…`), where reasoning is the `reasoning` items that came before them in the
     response (a call sent without its item id is not linked to any; with `store: false`
-    nothing is linked, and only reasoning the reply carried encrypted can come back); Gemini 3 on the
+    nothing is linked, and only reasoning the reply carried encrypted can come back), and
+    on assistant messages sent back with their item id (`msg_…`) by a request that does
+    not send `store: false` and whose successful reply is not logged; Gemini 3 on the
     function calls of the current turn, where reasoning is the thought signatures (on the
     calls' `extra_content.google.thought_signature` through its OpenAI-compatible API). Turns
     without tool calls of DeepSeek reasoner histories are not judged: the API ignores
@@ -68,7 +70,8 @@ class DroppedReasoningContent(Rule):
     ("Missing reasoning_content field in the assistant message at message index N");
     Anthropic answers 400 ("Expected `thinking` or `redacted_thinking`, but found
     `tool_use`"); OpenAI answers 400 ("Item 'fc_…' of type 'function_call' was provided
-    without its required 'reasoning' item"); Gemini 3 answers 400 ("Function call is
+    without its required 'reasoning' item"; for a message, "Item 'msg_…' of type 'message'
+    was provided without its required preceding item of type 'reasoning'"); Gemini 3 answers 400 ("Function call is
     missing a thought_signature in functionCall parts"); Zhipu says thinking blocks should
     be returned with the tool results.
 
