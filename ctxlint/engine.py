@@ -366,10 +366,14 @@ class TurnContext:
 
     def unchanged(self, rule: Rule) -> int:
         """How many leading messages this request shares with the previous one, when the
-        rule judged that request under the same settings: what is left to judge starts there."""
+        rule judged that request under the same settings and the provider did not refuse it:
+        what is left to judge starts there. After a refusal the whole request is judged again,
+        so that a defect reported before is seen here too and explains the refusal of its
+        resending (a 429 first, then a 400 to the same request)."""
         if not self.turn.shared or not self.session.judged & self.engine.bit[rule.code] or self.settings != self.session.settings:
             return 0
-        return self.turn.shared
+        response = self.previous.record.response
+        return 0 if response is not None and response.failed else self.turn.shared
 
     @cached_property
     def settings(self) -> str:

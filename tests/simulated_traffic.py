@@ -69,6 +69,8 @@ STYLES = [
     Style("claude-sonnet-4-6", "thinking", True, {"thinking": {"type": "adaptive"}}, api="anthropic"),  # takes no prefill
     # reasoning items before the function calls they led to, sent back with the calls' item ids
     Style("gpt-5", "reasoning_item", True, {"store": False, "include": ["reasoning.encrypted_content"]}, api="responses"),
+    # the same, stored by the provider: items go back by their ids, each message right after its reasoning item
+    Style("gpt-5.2", "reasoning_item", True, {"reasoning": {"effort": "medium"}}, api="responses"),
     # thought signatures on the first function call of a turn; calls without ids, paired by name
     Style("gemini-3-pro-preview", "signature", True, api="gemini"),
     # Ollama's /api/chat: calls without ids and with object arguments, results naming their tool
@@ -84,7 +86,9 @@ REJECTED_BY = {"refused_setting": GPT5_MINI}
 REFUSED = {"refused_setting": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
            "lost_user_message": "This model does not support assistant message prefill. The conversation must end with a user message.",
            "user_after_tool": "Unexpected role 'user' after role 'tool'",
-           "tools_left_out": "Requests which include `tool_use` or `tool_result` blocks must define tools."}
+           "tools_left_out": "Requests which include `tool_use` or `tool_result` blocks must define tools.",
+           "message_id_dropped": "Item 'rs_…' of type 'reasoning' was provided without its required following item.",
+           "message_reasoning_dropped": "Item 'msg_…' of type 'message' was provided without its required preceding item of type 'reasoning'."}
 
 SUMMARY_OPENING = "Here is a summary of the conversation to date:\n\n"
 CLEARED = '{"result": "[cleared to save context]"}'
@@ -92,11 +96,14 @@ SCRIPTED_OPENING = "Plan a trip to Rome, budget 500 EUR, two nights near Termini
 # made when a reply is stored: those made on a tool-call turn, and the others
 CALL_TURN_DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", "unanswered_call", "edited_reasoning", "arguments_as_object",
                      "duplicate_result", "user_after_tool")
-STORED_DEFECTS = CALL_TURN_DEFECTS + ("two_users", "markup_residue", "truncated_reply_reused", "text_only_history")
+# made when a text reply of a stored Responses conversation is stored
+MESSAGE_ITEM_DEFECTS = ("message_id_dropped", "message_reasoning_dropped")
+STORED_DEFECTS = CALL_TURN_DEFECTS + MESSAGE_ITEM_DEFECTS + ("two_users", "markup_residue", "truncated_reply_reused", "text_only_history")
 DEFECTS = STORED_DEFECTS + ("thinking_disabled", "unaccepted_effort", "refused_setting", "trim_cut", "overflow", "sliding_window", "lost_user_message",
                             "tools_left_out")
 MISTRAL = next(style for style in STYLES if style.model.startswith("mistral"))
 CLAUDE_NO_PREFILL = next(style for style in STYLES if style.model == "claude-sonnet-4-6")
+STORED_RESPONSES = next(style for style in STYLES if style.model == "gpt-5.2")
 
 
 @dataclass
@@ -227,8 +234,9 @@ class Conversation:
         elif self.style.reasoning == "signature":
             message["signature"] = f"CiQB{self.id}{self.turn}"
         elif self.style.reasoning == "reasoning_item":
-            message["reasoning_item"] = {"id": f"rs_{self.id}_{self.turn}", "type": "reasoning", "summary": [],
-                                         "encrypted_content": f"gAAAA-{self.id}-{self.turn}"}
+            message["reasoning_item"] = {"id": f"rs_{self.id}_{self.turn}", "type": "reasoning", "summary": []}
+            if self.style.settings.get("store") is False:  # nothing kept: the item comes back with what it carried
+                message["reasoning_item"]["encrypted_content"] = f"gAAAA-{self.id}-{self.turn}"
         elif self.style.reasoning is not None:
             message[self.style.reasoning] = thought
         return message
@@ -237,8 +245,10 @@ class Conversation:
         """What the app appends to its history after this reply (and its tool results)."""
         kept = dict(reply)
         calls = reply.get("tool_calls") or []
-        if self.style.reasoning not in (None, "inline") and (not calls or not self.style.passback_on_tool_turns) and self.rng.random() < 0.5:
-            kept.pop(self.style.reasoning)  # legal: no provider here wants reasoning back on a text turn
+        if self.style.reasoning not in (None, "inline") and (not calls or not self.style.passback_on_tool_turns) \
+                and planted not in MESSAGE_ITEM_DEFECTS and self.rng.random() < 0.5:
+            # legal: no provider here wants reasoning back on a text turn (a Responses message then goes without its id)
+            kept.pop(self.style.reasoning)
         # (not where the user's next message will be lost: the loop it closed reads as open then, and
         # its thinking as owed, a second finding for the one defect)
         if (self.style.reasoning in ("thinking", "signature") or self.style.model.startswith("glm-")) and not calls \
@@ -252,6 +262,10 @@ class Conversation:
                 kept["content"] = reply["content"].split("</think>", 1)[1].strip()
             else:
                 kept.pop(self.style.reasoning)
+        if planted == "message_id_dropped":  # the text stored as a plain message, its reasoning item kept
+            kept["message_id_dropped"] = True
+        if planted == "message_reasoning_dropped":  # the message item kept with its id, its reasoning item not
+            kept["message_id"] = "msg_" + kept.pop("reasoning_item")["id"].removeprefix("rs_")
         if planted == "edited_reasoning":  # stored shortened
             if self.style.reasoning == "thinking":
                 kept["thinking"] = {**reply["thinking"], "thinking": reply["thinking"]["thinking"][:-3]}
@@ -313,6 +327,8 @@ class Simulator:
             style = rng.choice([s for s in STYLES if s.passback_on_tool_turns and s.reasoning in ("reasoning_content", "thinking")])
         if defect == "tools_left_out":  # the Messages API refuses tool blocks without tools
             style = rng.choice([s for s in STYLES if s.api == "anthropic"])
+        if defect in MESSAGE_ITEM_DEFECTS:  # the Responses API pairs items by their ids where it stores them
+            style = STORED_RESPONSES
         if defect in ("arguments_as_object", "markup_residue"):  # chat-completions spellings
             style = rng.choice([s for s in STYLES if s.api == "chat"])
         if defect == "duplicate_result" and style.api == "ollama":  # results pair by order there: a second is unpaired (CTX001)
@@ -320,7 +336,7 @@ class Simulator:
         # what only the logged reply shows (its reasoning, that it ran out of tokens, an error) needs one; so
         # does a Responses call sent without its reasoning item (a turn at effort none had none to send)
         # (and a turn of adaptive thinking may have had none to send)
-        keyed = defect in ("overflow", "edited_reasoning", "truncated_reply_reused") or rng.random() < 0.7 or (
+        keyed = defect in ("overflow", "edited_reasoning", "truncated_reply_reused", "message_reasoning_dropped") or rng.random() < 0.7 or (
             defect == "drop_reasoning" and (style.api in ("responses", "gemini")  # a bare Gemini body names no model
                                             or style.settings.get("thinking", {}).get("type") == "adaptive"))
         turns = rng.randint(3, 12)
@@ -538,6 +554,8 @@ class Simulator:
             "refused_setting": ("CTX037",),
             "lost_user_message": ("CTX035",),
             "tools_left_out": ("CTX039",),
+            "message_id_dropped": ("CTX041",),
+            "message_reasoning_dropped": ("CTX004",),
             "markup_residue": ("CTX018",),
             "truncated_reply_reused": ("CTX021",),
             "text_only_history": ("CTX016",),
@@ -665,7 +683,10 @@ def response_items(message: dict) -> list[dict]:
         return [{"role": "user", "content": message["content"]}]
     items = [message["reasoning_item"]] if "reasoning_item" in message else []
     if message["content"]:
-        items.append({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": message["content"]}]})
+        item = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": message["content"]}]}
+        # the message item's id, where it comes back right after the reasoning item its reply returned before it
+        item_id = message.get("message_id") or ("msg_" + items[0]["id"].removeprefix("rs_") if items and "message_id_dropped" not in message else None)
+        items.append({"id": item_id, **item} if item_id else item)
     items += [{"type": "function_call", "id": "fc_" + call["id"].removeprefix("call_"), "call_id": call["id"], "name": call["function"]["name"],
                "arguments": call["function"]["arguments"], "status": "completed"} for call in message.get("tool_calls", ())]
     return items

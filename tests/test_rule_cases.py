@@ -85,6 +85,5 @@ def test_a_logged_400_of_a_defect_a_rule_names_is_that_rules_and_ctx022s_without
     classified, when that rule is not selected."""
     path = str(FIXTURES / "rules" / f"{case}.jsonl")
     assert ("CTX022", line) not in code_lines(json_report(path))
-    errors = json_report(path, "--select", "CTX022")["findings"]
-    assert [(f["code"], f["line"]) for f in errors] == [("CTX022", line)]
-    assert errors[0]["evidence"]["class"] == error_class
+    errors = [f for f in json_report(path, "--select", "CTX022")["findings"] if f["line"] == line]
+    assert [f["evidence"]["class"] for f in errors] == [error_class]
