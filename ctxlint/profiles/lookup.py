@@ -545,10 +545,21 @@ def settings_sent(request: dict[str, Any]) -> frozenset[tuple[str, str]]:
     return frozenset(sent)
 
 
-def refused_orders(record: Record) -> tuple[dict[str, Any], ...]:
-    """The profile data's turn_order entries for the model's API (a role it refuses right
-    after another), where such refusals apply to the request (makers_api_unanswered)."""
-    return _makers_entries(record, "turn_order")
+def refused_orders(record: Record, profile: Profile) -> tuple[dict[str, Any], ...]:
+    """The profile data's turn_order entries for the model's API (roles it refuses right
+    after others) that apply to the request: in a chat-completions body, as
+    makers_api_unanswered says; in another API's body, the entries naming that API, where
+    the request names the model without a gateway's org/ prefix and no successful reply
+    is logged. The placement rules of system messages in the conversation hold for the
+    models whose profile takes them."""
+    api = _body_api(record)
+    if api is None:
+        entries = tuple(entry for entry in _makers_entries(record, "turn_order") if "api" not in entry)
+    elif not record.model or "/" in record.model or record.answered:
+        return ()
+    else:
+        entries = tuple(entry for entry in _entries_naming("turn_order", record.model) if entry.get("api") == api)
+    return tuple(entry for entry in entries if profile.mid_conversation_system or not entry.get("mid_conversation_system"))
 
 
 CHAT_COMPLETIONS = "chat completions"

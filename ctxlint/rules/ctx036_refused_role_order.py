@@ -2,21 +2,31 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import role_of
+from ctxlint.chat import SERVER_TOOL_BLOCKS, role_of, text_of
 from ctxlint.profiles import refused_orders
 from ctxlint.rules.base import Rule, Violation
+
+
+# the rules whose finding at the same request is the defect that put the roles in that order
+EXPLAINED_BY = ("CTX002", "CTX009", "CTX016")
 
 
 class RefusedRoleOrder(Rule):
     """
     ## What it does
     Flags a message whose role the model's API refuses right after the role of the
-    message before it, in a chat-completions request: Mistral's API refuses a `user`
+    message before it. In a chat-completions request: Mistral's API refuses a `user`
     message right after `tool` results (`mistral-large-…`, `devstral-…`, `codestral-…`
-    and its other models as its API names them; the model profiles' data holds each
-    API's order, with its sources), while OpenAI's takes it. The request must name the
-    model as that API does (no `org/` prefix or `:tag`: other hosts serve the open
-    models under rules of their own). A request whose successful reply is logged is left
+    and its other models as its API names them), while OpenAI's takes it; the request
+    must name the model as that API does (no `org/` prefix or `:tag`: other hosts serve
+    the open models under rules of their own). In an Anthropic Messages body for a model
+    that takes system messages in the conversation (Claude Opus 4.8 and newer): a system
+    message there must come right after a user message (tool results count) or an
+    assistant message ending in a server tool result, and right before an assistant
+    message or at the end, so one right before a user message or right after the
+    model's reply is flagged, once, at the system message; its directive-only form (no
+    content, an `output_config`) goes anywhere. The model profiles' data holds each
+    API's order, with its sources. A request whose successful reply is logged is left
     alone, and so is a message an earlier request of the session sent to the same model
     and got a successful reply to (every request since sending it too): the host that
     answered took it. Each pair is reported once, at the request that first carries it,
@@ -25,11 +35,13 @@ class RefusedRoleOrder(Rule):
     left without results (CTX002).
 
     ## Why is this bad?
-    The API answers 400 ("Unexpected role 'user' after role 'tool'", code 3230), and
-    since the history keeps the pair, every later request of the session fails the same
-    way. It happens when a user speaks before the model answered the tool results (a
-    cancelled or interrupted tool run), or when an app written for OpenAI's order leaves
-    the reply to the results out of the history.
+    The API answers 400 ("Unexpected role 'user' after role 'tool'", code 3230;
+    Anthropic: "role 'system' must precede an 'assistant' message or end the array"),
+    and since the history keeps the pair, every later request of the session fails the
+    same way. It happens when a user speaks before the model answered the tool results
+    (a cancelled or interrupted tool run), when an app written for OpenAI's order leaves
+    the reply to the results out of the history, or when an app puts a summary or a note
+    as a system message right before the user's next message.
 
     ## Example
     ```json
@@ -50,7 +62,7 @@ class RefusedRoleOrder(Rule):
                    "(the user spoke first), put a short assistant message there.")
 
     def check(self, ctx) -> Iterable[Violation]:
-        orders = refused_orders(ctx.turn.record)
+        orders = refused_orders(ctx.turn.record, ctx.profile)
         if not orders:
             return
         messages = ctx.messages
@@ -59,12 +71,39 @@ class RefusedRoleOrder(Rule):
         for index in range(max(1, ctx.taken_before), len(messages)):
             before, role = role_of(messages[index - 1]), role_of(messages[index])
             for order in orders:
-                if before == order["after"] and role == order["refuses"]:
-                    yield Violation(
-                        f"{role} message {ctx.label(index)} comes right after {before} message {ctx.label(index - 1)}: "
-                        f"{order['by']} refuses that order ({order['error']!r})",
-                        key=(ctx.turn.identities[index - 1], ctx.turn.identities[index]), message_index=index,
-                        pointer=f"/messages/{index}", stands_at=index - 1, explained_by=("CTX002", "CTX009", "CTX016"),
-                        evidence={"after": before, "role": role, "model": ctx.turn.record.model,
-                                  "provider_error": order["error"], "sources": order["sources"]},
-                    )
+                if before in order["after"] and role in order["refuses"]:
+                    violation = self._misplaced(ctx, order, index) if "misplaced" in order else self._pair(ctx, order, index)
+                    if violation is not None:
+                        yield violation
+
+    @staticmethod
+    def _pair(ctx, order: dict, index: int) -> Violation:
+        """A message whose role the API refuses right after the role of the one before it."""
+        before, role = role_of(ctx.messages[index - 1]), role_of(ctx.messages[index])
+        return Violation(
+            f"{role} message {ctx.label(index)} comes right after {before} message {ctx.label(index - 1)}: "
+            f"{order['by']} refuses that order ({order['error']!r})",
+            key=(ctx.turn.identities[index - 1], ctx.turn.identities[index]), message_index=index,
+            pointer=f"/messages/{index}", stands_at=index - 1, explained_by=EXPLAINED_BY,
+            evidence={"after": before, "role": role, "model": ctx.turn.record.model,
+                      "provider_error": order["error"], "sources": order["sources"]},
+        )
+
+    @staticmethod
+    def _misplaced(ctx, order: dict, index: int) -> Violation | None:
+        """The message of the pair that the API refuses where it stands (a system message in
+        the conversation), once; not its directive-only form (no content), the top-level
+        prompt, or a place after an assistant message that holds server tool blocks."""
+        at, other = (index - 1, index) if order["misplaced"] == "after" else (index, index - 1)
+        message, record = ctx.messages[at], ctx.turn.record
+        if not text_of(message.get("content")).strip() or (record.source_map is not None and record.source_map.index_of(at) is None):
+            return None
+        if order.get("unless_server_tools") and ctx.messages[index - 1].get(SERVER_TOOL_BLOCKS):
+            return None
+        role, other_role = role_of(message), role_of(ctx.messages[other])
+        return Violation(
+            f"{role} message {ctx.label(at)} comes right {'before' if other > at else 'after'} {other_role} message {ctx.label(other)}: "
+            f"{order['by']} refuses it there ({order['error']!r})",
+            key=("misplaced", ctx.turn.identities[at]), message_index=at, pointer=f"/messages/{at}", explained_by=EXPLAINED_BY,
+            evidence={"role": role, "next_to": other_role, "model": record.model, "provider_error": order["error"], "sources": order["sources"]},
+        )
