@@ -50,6 +50,7 @@ class Style:
     api: str = "chat"  # or "anthropic": the chat-shaped history is written as Messages API bodies
     prompt_role: str = "system"  # OpenAI's newer models take their system prompt as a developer message
     short_call_ids: bool = False  # Mistral's API takes a call id of 9 letters or digits alone
+    system_notes: bool = False  # the model takes a system message right after a user message, before its own turn
 
 
 STYLES = [
@@ -67,6 +68,8 @@ STYLES = [
     Style("gpt-5", None, False, {"reasoning_effort": "low"}, prompt_role="developer"),
     Style("claude-sonnet-4-5", "thinking", True, {"thinking": {"type": "enabled", "budget_tokens": 2048}}, api="anthropic"),
     Style("claude-sonnet-4-6", "thinking", True, {"thinking": {"type": "adaptive"}}, api="anthropic"),  # takes no prefill
+    # takes system messages in the conversation: the app puts a note right after the user's message
+    Style("claude-opus-4-8", "thinking", True, {"thinking": {"type": "adaptive"}}, api="anthropic", system_notes=True),
     # reasoning items before the function calls they led to, sent back with the calls' item ids
     Style("gpt-5", "reasoning_item", True, {"store": False, "include": ["reasoning.encrypted_content"]}, api="responses"),
     # the same, stored by the provider: items go back by their ids, each message right after its reasoning item
@@ -88,7 +91,8 @@ REFUSED = {"refused_setting": "Unsupported parameter: 'max_tokens' is not suppor
            "user_after_tool": "Unexpected role 'user' after role 'tool'",
            "tools_left_out": "Requests which include `tool_use` or `tool_result` blocks must define tools.",
            "message_id_dropped": "Item 'rs_…' of type 'reasoning' was provided without its required following item.",
-           "message_reasoning_dropped": "Item 'msg_…' of type 'message' was provided without its required preceding item of type 'reasoning'."}
+           "message_reasoning_dropped": "Item 'msg_…' of type 'message' was provided without its required preceding item of type 'reasoning'.",
+           "system_before_user": "messages.N: role 'system' must precede an 'assistant' message or end the array"}
 
 SUMMARY_OPENING = "Here is a summary of the conversation to date:\n\n"
 CLEARED = '{"result": "[cleared to save context]"}'
@@ -98,12 +102,14 @@ CALL_TURN_DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", 
                      "duplicate_result", "user_after_tool")
 # made when a text reply of a stored Responses conversation is stored
 MESSAGE_ITEM_DEFECTS = ("message_id_dropped", "message_reasoning_dropped")
-STORED_DEFECTS = CALL_TURN_DEFECTS + MESSAGE_ITEM_DEFECTS + ("two_users", "markup_residue", "truncated_reply_reused", "text_only_history")
+STORED_DEFECTS = CALL_TURN_DEFECTS + MESSAGE_ITEM_DEFECTS + ("two_users", "markup_residue", "truncated_reply_reused", "text_only_history",
+                                                            "system_before_user")
 DEFECTS = STORED_DEFECTS + ("thinking_disabled", "unaccepted_effort", "refused_setting", "trim_cut", "overflow", "sliding_window", "lost_user_message",
                             "tools_left_out")
 MISTRAL = next(style for style in STYLES if style.model.startswith("mistral"))
 CLAUDE_NO_PREFILL = next(style for style in STYLES if style.model == "claude-sonnet-4-6")
 STORED_RESPONSES = next(style for style in STYLES if style.model == "gpt-5.2")
+SYSTEM_NOTES = next(style for style in STYLES if style.system_notes)
 
 
 @dataclass
@@ -276,7 +282,10 @@ class Conversation:
         if planted == "markup_residue":  # the raw stream's end-of-turn token stored with the text
             kept["content"] = reply["content"] + "<|im_end|>"
         if planted == "text_only_history":  # the app keeps the turn's final text, not its tool calls and results
-            del self.history[max(i for i, m in enumerate(self.history) if m["role"] == "user") + 1:]
+            turn_start = max(i for i, m in enumerate(self.history) if m["role"] == "user") + 1
+            if turn_start < len(self.history) and self.history[turn_start]["role"] == "system":
+                turn_start += 1  # the note that came with the user's message is part of it
+            del self.history[turn_start:]
         added = [] if planted == "drop_tool_turn" else [kept]
         results = [{"role": "tool", "tool_call_id": call["id"], "content": f'{{"result": "{self.text(6)}"}}'} for call in calls]
         self.rng.shuffle(results)  # parallel results may come back in any order
@@ -290,9 +299,15 @@ class Conversation:
         if calls and (planted == "user_after_tool" or (planted is None and self.interrupts and self.rng.random() < 0.3)):
             added.append({"role": "user", "content": "Cancel that. " + self.text(5)})
         if not calls:
+            note = {"role": "system", "content": f"The user's budget left: {self.rng.randint(50, 500)} EUR."}
+            if planted == "system_before_user":  # the note put before the user's message, right after the reply
+                added.append(note)
             added.append({"role": "user", "content": self.text(self.rng.randint(4, 12))})
             if planted == "two_users":
                 added.append({"role": "user", "content": "Also: " + self.text(5)})
+            # legal: right after the user's message, the note ends this request and comes before the reply in the next
+            if self.style.system_notes and planted is None and self.keep_last is None and self.window_start is None and self.rng.random() < 0.4:
+                added.append(note)
         return added
 
 
@@ -329,6 +344,8 @@ class Simulator:
             style = rng.choice([s for s in STYLES if s.api == "anthropic"])
         if defect in MESSAGE_ITEM_DEFECTS:  # the Responses API pairs items by their ids where it stores them
             style = STORED_RESPONSES
+        if defect == "system_before_user":  # the Messages API places system messages in the conversation
+            style = SYSTEM_NOTES
         if defect in ("arguments_as_object", "markup_residue"):  # chat-completions spellings
             style = rng.choice([s for s in STYLES if s.api == "chat"])
         if defect == "duplicate_result" and style.api == "ollama":  # results pair by order there: a second is unpaired (CTX001)
@@ -554,6 +571,7 @@ class Simulator:
             "refused_setting": ("CTX037",),
             "lost_user_message": ("CTX035",),
             "tools_left_out": ("CTX039",),
+            "system_before_user": ("CTX036",),
             "message_id_dropped": ("CTX041",),
             "message_reasoning_dropped": ("CTX004",),
             "markup_residue": ("CTX018",),
@@ -621,6 +639,8 @@ def anthropic_body(request: dict) -> dict:
 
 
 def anthropic_message(message: dict) -> dict:
+    if message["role"] == "system":  # in the conversation (Claude Opus 4.8 and newer)
+        return {"role": "system", "content": [{"type": "text", "text": message["content"]}]}
     if message["role"] == "tool":
         return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": message["tool_call_id"], "content": message["content"]}]}
     if message["role"] == "user":

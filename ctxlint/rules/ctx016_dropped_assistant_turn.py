@@ -302,21 +302,25 @@ def _ended_with_tool_results(turn) -> bool:
 def _tool_exchange_dropped(identities: list[tuple], transition: Transition, messages: list) -> tuple[list[int], int] | None:
     """(indexes of the previous request's messages left out, index of the reply in the next
     request) when the next request carries everything of the previous one up to its last
-    user message, then the model's final reply with no assistant tool-call turn of the
-    tool exchange that followed that message left before it, and goes on: the history
-    kept only the text of the turn (an app that stores `content` alone)."""
+    user message (and the system notes right after it), then the model's final reply with
+    no assistant tool-call turn of the tool exchange that followed that message left
+    before it, and goes on: the history kept only the text of the turn (an app that
+    stores `content` alone)."""
     last_user, end = last_of(identities, "user"), conversation_end(identities)
     if last_user is None or identities[end - 1][0] != "tool":
         return None
     left_out = transition.left_out(identities)
     if not left_out or left_out[0] <= last_user:
         return None  # history cut before the exchange too: trimmed
-    exchange = range(last_user + 1, end)
+    start = last_user + 1
+    while start < end and identities[start][0] in STEERING_ROLES:
+        start += 1  # a note sent right after the user's message (a system message in the conversation) goes with it
+    exchange = range(start, end)
     if not all(identities[i][:2] == ("assistant", "calls") or identities[i][0] == "tool" for i in exchange):
         return None
     mapping = transition.mapping
     carried = {mapping[i] for i in exchange if mapping[i] is not None}
-    slot = mapping[last_user] + 1
+    slot = max(mapping[i] for i in range(last_user, start) if mapping[i] is not None) + 1
     while slot in carried:
         slot += 1
     reply = messages[slot] if slot < len(messages) else None
