@@ -207,6 +207,12 @@ BLANK_CONTENT = "blank_content"
 # comes after it ("is the last input item", "is followed by a user message", …) and that
 # item's index (CTX041).
 UNPAIRED_REASONING = "reasoning_without_its_following_item"
+# A normalized message's field, where the Responses API items it stands for hold an `id` an
+# earlier input item of the request holds too: [{"id", "item", "first"}]: the id, the input
+# index of the item that repeats it and of the first that holds it (CTX042).
+DUPLICATE_ITEM_IDS = "item_ids_sent_twice"
+# the notes ingest makes on Responses API input items the API may refuse (CTX041, CTX042)
+INPUT_ITEM_NOTES = (UNPAIRED_REASONING, DUPLICATE_ITEM_IDS)
 # A normalized assistant message's field, where the Responses API turn it stands for holds
 # assistant message items sent with their `id` (msg_…): the ids, which link each to the
 # reasoning item its reply returned before it (CTX004).

@@ -394,3 +394,19 @@ def test_a_reasoning_item_sent_by_its_id_without_the_item_that_followed_it_point
     evidence = [(f["evidence"]["where"], f["evidence"]["next_item"]) for f in report["findings"] if f["code"] == "CTX041"]
     assert evidence == [("is followed by an assistant message sent without its `id`", "/input/2"),
                         ("is followed by a function_call_output item", "/input/2"), ("is the last input item", None)]
+
+
+def test_an_input_item_whose_id_an_earlier_item_holds_points_at_its_id(tmp_path):
+    """The repeated id is named with both items; a shell call's output, which names its
+    call by `id`, repeats no item's id."""
+    said = {"type": "message", "id": "msg_4", "role": "assistant", "content": [{"type": "output_text", "text": "Oslo 12C."}]}
+    shell_call = {"type": "local_shell_call", "id": "call_9", "call_id": "call_9", "status": "completed",
+                  "action": {"type": "exec", "command": ["ls"], "env": {}}}
+    shell_output = {"type": "local_shell_call_output", "id": "call_9", "output": "README.md"}
+    log = _write(tmp_path, [
+        {**_request([USER, said, {"role": "user", "content": "And Rome?"}, said, {"role": "user", "content": "Thanks."}]), "session_id": "twice"},
+        {**_request([USER, shell_call, shell_output]), "session_id": "shell"},
+    ])
+    report = json_report(log)
+    assert [(code, line, pointer) for code, line, _, pointer, _ in located_findings(report)] == [("CTX042", 1, "/input/3/id")]
+    assert report["findings"][0]["evidence"]["first_item"] == "/input/1"

@@ -79,6 +79,8 @@ def test_a_temperature_claude_refuses_with_thinking_on_or_off_is_ctx037s_and_ctx
     ("CTX041/fail_assistant_text_stored_without_its_message_id", 2, "thinking/reasoning"),
     # a message item sent by its id without the reasoning item before it
     ("CTX004/fail_responses_message_item_without_its_reasoning", 2, "thinking/reasoning"),
+    # two input items under one id
+    ("CTX042/fail_two_input_items_under_one_id", 1, "item id"),
     # a system message in the conversation right before the user's next message
     ("CTX036/fail_system_message_in_the_conversation_not_before_the_assistant_turn", 1, "message order"),
 ])

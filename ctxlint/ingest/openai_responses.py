@@ -13,7 +13,8 @@ custom tool call must carry its `call_id` (a located input error without it); an
 of one without it is a tool message without an id, which CTX010 reports. A reasoning item
 sent with its `id` and followed by what cannot be the item its reply followed it with (the
 end of the input, another role's message, a tool output, an assistant message without its
-`id`) is noted on its turn for CTX041.
+`id`) is noted on its turn for CTX041, and an item whose `id` an earlier item holds on
+its message for CTX042.
 
 A request that continues a stored response (`previous_response_id`) sends only its new
 input: ingest.stored_responses puts back the conversation the provider holds, when the
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxlint.chat import COMPACTION, MESSAGE_ITEM_IDS, UNPAIRED_REASONING, object_member, str_or_none, text_of
+from ctxlint.chat import COMPACTION, DUPLICATE_ITEM_IDS, MESSAGE_ITEM_IDS, UNPAIRED_REASONING, object_member, str_or_none, text_of
 from ctxlint.ingest.record import Response
 from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn
 
@@ -99,24 +100,27 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
         origins.append(Origin(None, "/input", content="", name="input"))
     elif isinstance(items, list):
         turn = _Turn()
+        first_with_id: dict[str, int] = {}
         for index, item in enumerate(items):
             pointer = f"/input/{index}"
             kind = _kind(item, pointer)
             turn.follow(item, kind, index)
+            repeated = _repeated_id(item, kind, index, first_with_id)
             answers, member = _answered_call(item, kind)
             if answers is not None and not isinstance(answers, str):
                 raise BodyProblem(f"{pointer}/{member} is not a string", f"{pointer}/{member}")
             if kind == "message" and item.get("role") != "assistant":
                 turn.close(messages, origins)
-                messages.append({"role": item.get("role"), "content": _content(item.get("content"))})
+                messages.append(_noted({"role": item.get("role"), "content": _content(item.get("content"))}, repeated))
                 origins.append(Origin(index, pointer))
             elif kind in CLIENT_OUTPUTS or (kind.endswith("_output") and answers is not None):
                 turn.close(messages, origins)
                 output = item.get("output")  # without its call_id it answers nothing: CTX010 says so
-                messages.append({"role": "tool", "tool_call_id": answers, "content": text_of(output)})
+                messages.append(_noted({"role": "tool", "tool_call_id": answers, "content": text_of(output)}, repeated))
                 origins.append(Origin(index, pointer, content="/output"))
             else:
                 turn.add(item, kind, index, pointer)
+                turn.repeated += [repeated] if repeated else []
         turn.follow(None, None, None)
         turn.close(messages, origins)
     else:
@@ -152,6 +156,7 @@ class _Turn:
         # the reasoning item sent with its id that the next item must follow as in its reply
         self.awaiting: tuple[int, str] | None = None
         self.unpaired: list[dict[str, Any]] = []
+        self.repeated: list[dict[str, Any]] = []  # its items whose id an earlier item holds
 
     def follow(self, item: dict[str, Any] | None, kind: str | None, index: int | None) -> None:
         """Notes the reasoning item awaiting its following item where `item` (None: the end of
@@ -213,7 +218,25 @@ class _Turn:
             message[UNPAIRED_REASONING] = self.unpaired
         if self.message_ids:
             message[MESSAGE_ITEM_IDS] = self.message_ids
+        if self.repeated:
+            message[DUPLICATE_ITEM_IDS] = self.repeated
         return message
+
+
+def _repeated_id(item: dict[str, Any], kind: str, index: int, first_with_id: dict[str, int]) -> dict[str, Any] | None:
+    """Where an input item holds an `id` an earlier item of the input holds: the id, and
+    both items' indexes (an output that names its call by `id` holds its call's id)."""
+    item_id = item.get("id")
+    if not isinstance(item_id, str) or kind in OUTPUTS_NAMING_THEIR_CALL_BY_ID:
+        return None
+    first = first_with_id.setdefault(item_id, index)
+    return None if first == index else {"id": item_id, "item": index, "first": first}
+
+
+def _noted(message: dict[str, Any], repeated: dict[str, Any] | None) -> dict[str, Any]:
+    if repeated:
+        message[DUPLICATE_ITEM_IDS] = [repeated]
+    return message
 
 
 def _kind(item: Any, pointer: str) -> str:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import orjson
 
-from ctxlint.chat import BLANK_CONTENT, MESSAGE_ITEM_IDS, REASONING_FIELDS, SAID_MEMBERS, UNPAIRED_REASONING, announces_summary, as_sent, carries_summary, dotted, first_tool_message, key_text, last_user_index, last_user_turn_index, provider_compaction, role_of, tagged_block_names, text_of
+from ctxlint.chat import BLANK_CONTENT, INPUT_ITEM_NOTES, MESSAGE_ITEM_IDS, REASONING_FIELDS, SAID_MEMBERS, announces_summary, as_sent, carries_summary, dotted, first_tool_message, key_text, last_user_index, last_user_turn_index, provider_compaction, role_of, tagged_block_names, text_of
 from ctxlint.ingest import openai_responses
 
 if TYPE_CHECKING:
@@ -422,18 +422,18 @@ def refused_unstored(record: Record, refers_by: str) -> dict[str, Any] | None:
     return next((entry for entry in _table()["response_storage"] if entry["api"] == api and entry["refers_by"] == refers_by), None)
 
 
-def refused_unpaired_reasoning(record: Record) -> dict[str, Any] | None:
-    """The profile data's reasoning_pairing entry of the API whose body the request is, for
-    its model: that API refuses a reasoning item sent with its id and not followed by the
-    item its reply followed it with. Where it applies to the request: the log records the
-    request's settings and the request does not send `store: false` (nothing is then looked
-    up by id), it names the model without a gateway's org/ prefix, and no successful reply
-    is logged (a host that answered took it); else None."""
+def refused_input_item(record: Record, note: str) -> dict[str, Any] | None:
+    """The profile data's input_items entry of the API whose body the request is, for its
+    model, that refuses the input items ingest noted as `note` (chat.INPUT_ITEM_NOTES).
+    Where it applies to the request: the log records the request's settings, the request
+    names the model without a gateway's org/ prefix, no successful reply is logged (a
+    host that answered took it) and, for an entry about what is looked up by id, the
+    request does not send `store: false`; else None."""
     api = _body_api(record)
-    if api is None or not record.model or "/" in record.model or not record.settings_recorded or record.answered \
-            or record.request.get("store") is False:
+    if api is None or not record.model or "/" in record.model or not record.settings_recorded or record.answered:
         return None
-    return next((entry for entry in _entries_naming("reasoning_pairing", record.model) if entry["api"] == api), None)
+    entry = next((entry for entry in _entries_naming("input_items", record.model) if entry["api"] == api and entry["note"] == note), None)
+    return None if entry is None or (entry.get("unless_store_false") and record.request.get("store") is False) else entry
 
 
 def refused_prefill(record: Record) -> tuple[dict[str, Any], ...]:
@@ -524,20 +524,23 @@ def _refused_setting_paths() -> tuple[str, ...]:
 
 # settings_sent's mark of a request that declares no tools while its messages carry tool calls or results
 TOOLS_UNDECLARED = ("tools", "undeclared beside tool calls")
-REASONING_UNPAIRED = ("input", "a reasoning item without its following item")
+
+
+def input_noted(note: str) -> tuple[str, str]:
+    """How settings_sent names input items ingest noted as `note` (chat.INPUT_ITEM_NOTES)."""
+    return ("input", note)
 
 
 def settings_sent(request: dict[str, Any]) -> frozenset[tuple[str, str]]:
     """What a request sent of the settings a maker's API may refuse, as (path, key_text):
     `tools: []` (CTX031), no `tools` beside messages that carry tool calls or results
-    (CTX039), a reasoning item without its following item (CTX041), and the scalar settings setting_refusals names (CTX037), so that what a host
+    (CTX039), input items ingest noted (CTX041, CTX042), and the scalar settings setting_refusals names (CTX037), so that what a host
     answered is known taken (engine.Taken)."""
     sent = {("tools", "[]")} if request.get("tools") == [] else set()
     messages = request.get("messages") or ()
     if "tools" not in request and first_tool_message(messages) is not None:
         sent.add(TOOLS_UNDECLARED)
-    if any(type(message) is dict and UNPAIRED_REASONING in message for message in messages):
-        sent.add(REASONING_UNPAIRED)
+    sent.update(input_noted(note) for note in INPUT_ITEM_NOTES if any(type(message) is dict and note in message for message in messages))
     for path in _refused_setting_paths():
         value = dotted(request, path)
         if value is not None and not isinstance(value, (dict, list)):

@@ -44,6 +44,7 @@ from ctxlint.rules.ctx038_changed_thinking_prefix import ChangedThinkingPrefix
 from ctxlint.rules.ctx039_tool_history_without_tools import ToolHistoryWithoutTools
 from ctxlint.rules.ctx040_unstored_reference import UnstoredReference
 from ctxlint.rules.ctx041_unpaired_reasoning_item import UnpairedReasoningItem
+from ctxlint.rules.ctx042_duplicate_item_id import DuplicateItemId
 from ctxlint.rules.ctx900_invalid_record import InvalidRecord
 
 RULES: dict[str, type[Rule]] = {
@@ -90,6 +91,7 @@ RULES: dict[str, type[Rule]] = {
         ToolHistoryWithoutTools,
         UnstoredReference,
         UnpairedReasoningItem,
+        DuplicateItemId,
         InvalidRecord,
     )
 }

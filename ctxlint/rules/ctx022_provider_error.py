@@ -26,6 +26,8 @@ ERROR_CLASSES = (
                                 r"|image input is not supported|does not support (?:image|vision)", re.IGNORECASE)),
     # a tool call id the API does not take: not unique in the request (Anthropic), not in its form (Mistral, OpenAI's length)
     ("call id", re.compile(r"ids must be unique|tool call id was .* but must be|tool_calls\[\d+\]\.id'?: string too long", re.IGNORECASE)),
+    # two input items under one id (the Responses API)
+    ("item id", re.compile(r"duplicate item found with id", re.IGNORECASE)),
     # a request ending with an assistant message the model refuses (Claude 4.6 and newer; whitespace after a prefill; Mistral's without `prefix`)
     ("prefill", re.compile(r"assistant message prefill|prefilling assistant messages|must end with a user message"
                            r"|final assistant content cannot end with trailing whitespace|final block in an assistant message cannot be"
@@ -59,6 +61,7 @@ EXPLAINED_BY = {
     "empty list": ("CTX030", "CTX031"),
     "content type": ("CTX032",),
     "call id": ("CTX011", "CTX033", "CTX034"),
+    "item id": ("CTX042",),
     "prefill": ("CTX035",),
     "setting": ("CTX005", "CTX037"),
     "tool definitions": ("CTX039",),
@@ -82,7 +85,7 @@ class ProviderError(Rule):
     """
     ## What it does
     Reports a logged response that is an API error, classified as message order,
-    thinking/reasoning, blank content, empty list, content type, call id, prefill,
+    thinking/reasoning, blank content, empty list, content type, call id, item id, prefill,
     setting, tool definitions, unstored reference, model output, auth, rate limit,
     server error or other, quoting the provider's message. Rate-limit and server errors
     (HTTP 429, 5xx, "overloaded", a timeout) and model-output errors (the model did not
@@ -93,10 +96,10 @@ class ProviderError(Rule):
     the session got before, word for word, is reported once, where it started: the
     request resent, or the same defect sent again. An error about a defect another rule
     reports at the same request is reported once, by that rule (a thinking or reasoning
-    error by CTX004, CTX005, CTX015 or CTX038; a message order error by the tool-call
+    error by CTX004, CTX005, CTX015, CTX038 or CTX041; a message order error by the tool-call
     and turn-order rules; a blank-content error by CTX029; an empty-list error by CTX030
     or CTX031; a content-type error by CTX032; a call-id error by CTX011, CTX033 or
-    CTX034; a prefill error by CTX035; a setting error by CTX005 or CTX037; a
+    CTX034; an item-id error by CTX042; a prefill error by CTX035; a setting error by CTX005 or CTX037; a
     tool-definitions error by CTX039; an unstored-reference error by CTX040; a
     context-length error by CTX006, with the token count; an error that says no more
     than its code, such as Bedrock's `ValidationException`, by any of them), unless that

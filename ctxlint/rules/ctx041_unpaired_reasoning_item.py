@@ -1,13 +1,13 @@
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any
 
 from ctxlint.chat import UNPAIRED_REASONING
-from ctxlint.profiles import REASONING_UNPAIRED, refused_unpaired_reasoning
-from ctxlint.rules.base import Rule, Violation
+from ctxlint.rules.base import Violation
+from ctxlint.rules.noted_items import NotedInputItems
 
 
-class UnpairedReasoningItem(Rule):
+class UnpairedReasoningItem(NotedInputItems):
     """
     ## What it does
     Flags a Responses API request that sends a reasoning item with its `id` and does not
@@ -49,26 +49,17 @@ class UnpairedReasoningItem(Rule):
     code = "CTX041"
     name = "unpaired-reasoning-item"
     severity = "error"
+    note = UNPAIRED_REASONING
     remediation = ("Send each reasoning item followed by the item its reply returned right after it, with that item's id "
                    "(msg_…, fc_…); or leave the reasoning item out along with the ids, or chain with previous_response_id.")
 
-    def check(self, ctx) -> Iterable[Violation]:
-        refusal = refused_unpaired_reasoning(ctx.turn.record)
-        if refusal is None:
-            return
-        taken = ctx.taken
-        if taken is not None and REASONING_UNPAIRED in taken.settings:
-            return  # the host answered the same before
-        for index in range(ctx.unchanged(self), len(ctx.messages)):  # what the previous request sent was judged there
-            message = ctx.messages[index]
-            for unpaired in message.get(UNPAIRED_REASONING, ()) if type(message) is dict else ():
-                yield Violation(
-                    f"reasoning item {unpaired['id']!r} (input item {unpaired['item']}) {unpaired['where']}; {refusal['by']} takes a "
-                    f"reasoning item sent with its id only right before the item its reply returned after it, sent with its own id, and "
-                    f"answers {refusal['status']} ({refusal['error']!r})",
-                    key=("unpaired reasoning item",), message_index=index, pointer=f"/input/{unpaired['item']}",
-                    evidence={"item_id": unpaired["id"], "where": unpaired["where"],
-                              "next_item": None if unpaired["next_item"] is None else f"/input/{unpaired['next_item']}",
-                              "provider_error": refusal["error"], "sources": refusal["sources"]},
-                )
-                return
+    def violation(self, ctx, index: int, noted: dict[str, Any], refusal: dict[str, Any]) -> Violation:
+        return Violation(
+            f"reasoning item {noted['id']!r} (input item {noted['item']}) {noted['where']}; {refusal['by']} takes a "
+            f"reasoning item sent with its id only right before the item its reply returned after it, sent with its own id, and "
+            f"answers {refusal['status']} ({refusal['error']!r})",
+            key=(self.note,), message_index=index, pointer=f"/input/{noted['item']}",
+            evidence={"item_id": noted["id"], "where": noted["where"],
+                      "next_item": None if noted["next_item"] is None else f"/input/{noted['next_item']}",
+                      "provider_error": refusal["error"], "sources": refusal["sources"]},
+        )

@@ -1,0 +1,34 @@
+"""The rules that report what ingest noted on a request's input items (a Responses API
+body's), where the API the body is for refuses them."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Iterable
+
+from ctxlint.profiles import input_noted, refused_input_item
+from ctxlint.rules.base import Rule, Violation
+
+
+class NotedInputItems(Rule):
+    """Reports the first input item ingest noted as `note` (chat.INPUT_ITEM_NOTES), once per
+    session, where it starts, where the API refuses such items (profiles.refused_input_item)
+    and no host was seen answering a request that sent them (every request since too)."""
+
+    note: ClassVar[str]
+
+    def check(self, ctx) -> Iterable[Violation]:
+        refusal = refused_input_item(ctx.turn.record, self.note)
+        if refusal is None:
+            return
+        taken = ctx.taken
+        if taken is not None and input_noted(self.note) in taken.settings:
+            return  # the host answered the same before
+        for index in range(ctx.unchanged(self), len(ctx.messages)):  # what the previous request sent was judged there
+            message = ctx.messages[index]
+            for noted in message.get(self.note, ()) if type(message) is dict else ():
+                yield self.violation(ctx, index, noted, refusal)
+                return
+
+    def violation(self, ctx, index: int, noted: dict[str, Any], refusal: dict[str, Any]) -> Violation:
+        """The finding about the noted item at normalized message `index`."""
+        raise NotImplementedError
