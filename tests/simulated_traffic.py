@@ -92,7 +92,8 @@ REFUSED = {"refused_setting": "Unsupported parameter: 'max_tokens' is not suppor
            "tools_left_out": "Requests which include `tool_use` or `tool_result` blocks must define tools.",
            "message_id_dropped": "Item 'rs_…' of type 'reasoning' was provided without its required following item.",
            "message_reasoning_dropped": "Item 'msg_…' of type 'message' was provided without its required preceding item of type 'reasoning'.",
-           "system_before_user": "messages.N: role 'system' must precede an 'assistant' message or end the array"}
+           "system_before_user": "messages.N: role 'system' must precede an 'assistant' message or end the array",
+           "reply_items_twice": "Duplicate item found with id rs_…. Remove duplicate items from your input and try again."}
 
 SUMMARY_OPENING = "Here is a summary of the conversation to date:\n\n"
 CLEARED = '{"result": "[cleared to save context]"}'
@@ -101,7 +102,7 @@ SCRIPTED_OPENING = "Plan a trip to Rome, budget 500 EUR, two nights near Termini
 CALL_TURN_DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", "unanswered_call", "edited_reasoning", "arguments_as_object",
                      "duplicate_result", "user_after_tool")
 # made when a text reply of a stored Responses conversation is stored
-MESSAGE_ITEM_DEFECTS = ("message_id_dropped", "message_reasoning_dropped")
+MESSAGE_ITEM_DEFECTS = ("message_id_dropped", "message_reasoning_dropped", "reply_items_twice")
 STORED_DEFECTS = CALL_TURN_DEFECTS + MESSAGE_ITEM_DEFECTS + ("two_users", "markup_residue", "truncated_reply_reused", "text_only_history",
                                                             "system_before_user")
 DEFECTS = STORED_DEFECTS + ("thinking_disabled", "unaccepted_effort", "refused_setting", "trim_cut", "overflow", "sliding_window", "lost_user_message",
@@ -286,7 +287,7 @@ class Conversation:
             if turn_start < len(self.history) and self.history[turn_start]["role"] == "system":
                 turn_start += 1  # the note that came with the user's message is part of it
             del self.history[turn_start:]
-        added = [] if planted == "drop_tool_turn" else [kept]
+        added = [] if planted == "drop_tool_turn" else [kept, kept] if planted == "reply_items_twice" else [kept]
         results = [{"role": "tool", "tool_call_id": call["id"], "content": f'{{"result": "{self.text(6)}"}}'} for call in calls]
         self.rng.shuffle(results)  # parallel results may come back in any order
         if planted == "tool_result_as_user":
@@ -574,6 +575,7 @@ class Simulator:
             "system_before_user": ("CTX036",),
             "message_id_dropped": ("CTX041",),
             "message_reasoning_dropped": ("CTX004",),
+            "reply_items_twice": ("CTX042",),  # a resumed session appends the reply's items again
             "markup_residue": ("CTX018",),
             "truncated_reply_reused": ("CTX021",),
             "text_only_history": ("CTX016",),
