@@ -62,6 +62,14 @@ def test_a_stored_history_defect_at_several_messages_of_one_request_is_one_findi
         ("call_r", [{"message_index": 2, "tool_call_id": "call_o", "pointer": "/messages/2/tool_calls/2"}])]
 
 
+def test_a_function_call_turn_gemini_refuses_after_a_model_turn_is_ctx036s_and_ctx024s_without_it():
+    """Two model turns in a row, the second making calls: the Gemini API refuses it (CTX036);
+    CTX024's warning about the two assistant messages where CTX036 is not selected."""
+    path = str(FIXTURES / "rules" / "CTX036" / "fail_gemini_function_call_turn_right_after_a_model_turn.jsonl")
+    assert code_lines(json_report(path)) == [("CTX036", 1)]
+    assert code_lines(json_report(path, "--ignore", "CTX036")) == [("CTX024", 1)]  # which explains the 400 then
+
+
 def test_a_temperature_claude_refuses_with_thinking_on_or_off_is_ctx037s_and_ctx005s_without_it():
     """Claude Opus 4.8 with adaptive thinking and temperature 0: one defect, the setting the
     model refuses in any case (CTX037); CTX005's thinking conflict where CTX037 is not selected."""
@@ -79,6 +87,8 @@ def test_a_temperature_claude_refuses_with_thinking_on_or_off_is_ctx037s_and_ctx
     ("CTX041/fail_assistant_text_stored_without_its_message_id", 2, "thinking/reasoning"),
     # a message item sent by its id without the reasoning item before it
     ("CTX004/fail_responses_message_item_without_its_reasoning", 2, "thinking/reasoning"),
+    # one reply's text and function call stored as two Gemini model turns
+    ("CTX036/fail_gemini_function_call_turn_right_after_a_model_turn", 1, "message order"),
     # two input items under one id
     ("CTX042/fail_two_input_items_under_one_id", 1, "item id"),
     # a system message in the conversation right before the user's next message

@@ -97,7 +97,7 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
     tools = body.get("tools")
     if isinstance(tools, (list, dict)):
         request["tools"] = list(_tools(tools if isinstance(tools, list) else [tools]))
-    return request, SourceMap(tuple(origins), CALL_PARTS, reasoning="thought signatures")
+    return request, SourceMap(tuple(origins), CALL_PARTS, reasoning="thought signatures", api=NAME)
 
 
 _URL_SAFE = str.maketrans("-_", "+/")

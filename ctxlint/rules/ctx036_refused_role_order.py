@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import SERVER_TOOL_BLOCKS, role_of, text_of
+from ctxlint.chat import SERVER_TOOL_BLOCKS, role_of, text_of, tool_calls_of
 from ctxlint.profiles import refused_orders
 from ctxlint.rules.base import Rule, Violation
 
@@ -25,8 +25,10 @@ class RefusedRoleOrder(Rule):
     assistant message ending in a server tool result, and right before an assistant
     message or at the end, so one right before a user message or right after the
     model's reply is flagged, once, at the system message; its directive-only form (no
-    content, an `output_config`) goes anywhere. The model profiles' data holds each
-    API's order, with its sources. A request whose successful reply is logged is left
+    content, an `output_config`) goes anywhere. In a Gemini body (generateContent): a
+    model turn that makes function calls right after another model turn (one reply's
+    text and calls stored as two turns), where CTX024's warning is this error. The model
+    profiles' data holds each API's order, with its sources. A request whose successful reply is logged is left
     alone, and so is a message an earlier request of the session sent to the same model
     and got a successful reply to (every request since sending it too): the host that
     answered took it. Each pair is reported once, at the request that first carries it,
@@ -36,12 +38,15 @@ class RefusedRoleOrder(Rule):
 
     ## Why is this bad?
     The API answers 400 ("Unexpected role 'user' after role 'tool'", code 3230;
-    Anthropic: "role 'system' must precede an 'assistant' message or end the array"),
+    Anthropic: "role 'system' must precede an 'assistant' message or end the array";
+    Gemini: "Please ensure that function call turn comes immediately after a user turn
+    or after a function response turn."),
     and since the history keeps the pair, every later request of the session fails the
     same way. It happens when a user speaks before the model answered the tool results
     (a cancelled or interrupted tool run), when an app written for OpenAI's order leaves
     the reply to the results out of the history, or when an app puts a summary or a note
-    as a system message right before the user's next message.
+    as a system message right before the user's next message, or stores a reply's text
+    and its calls as two messages.
 
     ## Example
     ```json
@@ -58,8 +63,9 @@ class RefusedRoleOrder(Rule):
     code = "CTX036"
     name = "refused-role-order"
     severity = "error"
-    remediation = ("Keep the model's reply to tool results between them and the next user message; where there was none "
-                   "(the user spoke first), put a short assistant message there.")
+    remediation = ("Send the roles in the order the model's API takes: the model's reply between tool results and the next user "
+                   "message (a short one where the user spoke first); a system message right after a user message and before "
+                   "the model's turn; a reply's text and calls in one model turn.")
 
     def check(self, ctx) -> Iterable[Violation]:
         orders = refused_orders(ctx.turn.record, ctx.profile)
@@ -71,7 +77,7 @@ class RefusedRoleOrder(Rule):
         for index in range(max(1, ctx.taken_before), len(messages)):
             before, role = role_of(messages[index - 1]), role_of(messages[index])
             for order in orders:
-                if before in order["after"] and role in order["refuses"]:
+                if before in order["after"] and role in order["refuses"] and (not order.get("calls_only") or tool_calls_of(messages[index])):
                     violation = self._misplaced(ctx, order, index) if "misplaced" in order else self._pair(ctx, order, index)
                     if violation is not None:
                         yield violation
@@ -85,6 +91,7 @@ class RefusedRoleOrder(Rule):
             f"{order['by']} refuses that order ({order['error']!r})",
             key=(ctx.turn.identities[index - 1], ctx.turn.identities[index]), message_index=index,
             pointer=f"/messages/{index}", stands_at=index - 1, explained_by=EXPLAINED_BY,
+            shows_as=(("CTX024", index - 1),),  # two assistant messages in a row, which the API refuses
             evidence={"after": before, "role": role, "model": ctx.turn.record.model,
                       "provider_error": order["error"], "sources": order["sources"]},
         )
