@@ -95,6 +95,7 @@ REFUSED = {"refused_setting": "Unsupported parameter: 'max_tokens' is not suppor
            "system_before_user": "messages.N: role 'system' must precede an 'assistant' message or end the array",
            "reply_items_twice": "Duplicate item found with id rs_…. Remove duplicate items from your input and try again."}
 
+GEMINI_CALL_TURN = "Please ensure that function call turn comes immediately after a user turn or after a function response turn."
 SUMMARY_OPENING = "Here is a summary of the conversation to date:\n\n"
 CLEARED = '{"result": "[cleared to save context]"}'
 SCRIPTED_OPENING = "Plan a trip to Rome, budget 500 EUR, two nights near Termini station."
@@ -440,6 +441,9 @@ class Simulator:
         self.first_line = None  # the line of this turn's first request, once written
         # the API refuses this request outright (no reply to regenerate, no message to edit)
         refused = defect_now in REFUSED or (c.turn == 1 and c.defect in REJECTED and c.defect in REFUSED)
+        # the Gemini API takes a function call turn only after a user or function response turn
+        window_refused = c.keep_last is not None and _gemini_window_opens_with_calls(c, request)
+        refused = refused or window_refused
         if c.keyed and self.rng.random() < 0.08:  # a 429 first, then the same request again: legal
             self.retries += 1
             line = self._write(c, request, {"error": {"message": "Rate limit reached, retry later", "type": "rate_limit_error"}}, status=429)
@@ -464,24 +468,33 @@ class Simulator:
             c.turns = c.turn  # the app gives up
             return
         if refused:
-            self._write(c, request, {"error": {"message": REFUSED[c.defect], "type": "invalid_request_error"}}, status=400)
-            self._plant(c, self.first_line)
+            error = GEMINI_CALL_TURN if window_refused else REFUSED[c.defect]
+            self._write(c, request, {"error": {"message": error, "type": "invalid_request_error"}}, status=400)
+            if window_refused:
+                self._window_lost(c, request)
+            else:
+                self._plant(c, self.first_line)
             c.turns = c.turn  # the app gives up
             return
         self._write(c, request, self._completion(c, reply, len(request["messages"]), cut_off))
         if (c.turn == 1) if c.defect in REJECTED else defect_now not in (None, "sliding_window"):
             self._plant(c, self.first_line)
         if c.keep_last is not None:  # what the window has lost by now, reported where it starts
-            opening = (0, 1) if c.prompted else (1,)
-            # the first messages it cuts, at once or one at a time as it slides: one defect
-            codes = ("CTX008",) if not c.window_lost and any(len(c.history) - i > c.keep_last for i in opening) else ()
-            c.window_lost.update(i for i in opening if len(c.history) - i > c.keep_last)
-            if not c.cut_inside_tool_exchange and request["messages"][0]["role"] == "tool":
-                c.cut_inside_tool_exchange = True  # results without their call at the window's head: one defect
-                codes += ("CTX001",)
-            if codes:
-                self.planted.append(Planted(c.id, "sliding_window", self.first_line, codes))
+            self._window_lost(c, request)
         c.history += c.stored(reply, store_defect)
+
+    def _window_lost(self, c: Conversation, request: dict) -> None:
+        opening = (0, 1) if c.prompted else (1,)
+        # the first messages it cuts, at once or one at a time as it slides: one defect
+        codes = ("CTX008",) if not c.window_lost and any(len(c.history) - i > c.keep_last for i in opening) else ()
+        c.window_lost.update(i for i in opening if len(c.history) - i > c.keep_last)
+        if not c.cut_inside_tool_exchange and request["messages"][0]["role"] == "tool":
+            c.cut_inside_tool_exchange = True  # results without their call at the window's head: one defect
+            codes += ("CTX001",)
+        if _gemini_window_opens_with_calls(c, request) and c.keyed:  # a bare Gemini body names no model to judge it for
+            codes += ("CTX036",)
+        if codes:
+            self.planted.append(Planted(c.id, "sliding_window", self.first_line, codes))
 
     @staticmethod
     def _completion(c: Conversation, reply: dict, sent: int, cut_off: bool = False) -> dict:
@@ -581,6 +594,12 @@ class Simulator:
             "text_only_history": ("CTX016",),
         }[c.defect]
         self.planted.append(Planted(c.id, c.defect, line, codes))
+
+
+def _gemini_window_opens_with_calls(c: Conversation, request: dict) -> bool:
+    """Whether a Gemini conversation's window opens with a function call turn."""
+    opening = next((m for m in request["messages"] if m["role"] != "system"), None)
+    return c.style.api == "gemini" and opening is not None and bool(opening.get("tool_calls"))
 
 
 def ollama_body(request: dict, names: dict) -> dict:
@@ -764,7 +783,7 @@ def gemini_reply(response: dict, model: str, names: dict) -> dict:
     if "error" in response:
         error = response["error"]
         message = ("The input token count (1100000) exceeds the maximum number of tokens allowed (1048576)."
-                   if error["type"] == "invalid_request_error" else error["message"])
+                   if error.get("code") == "context_length_exceeded" else error["message"])
         return {"error": {"code": 400 if error["type"] == "invalid_request_error" else 429, "message": message,
                           "status": "INVALID_ARGUMENT" if error["type"] == "invalid_request_error" else "RESOURCE_EXHAUSTED"}}
     reply = response["choices"][0]

@@ -64,9 +64,10 @@ def test_a_stored_history_defect_at_several_messages_of_one_request_is_one_findi
 
 def test_a_function_call_turn_gemini_refuses_after_a_model_turn_is_ctx036s_and_ctx024s_without_it():
     """Two model turns in a row, the second making calls: the Gemini API refuses it (CTX036);
-    CTX024's warning about the two assistant messages where CTX036 is not selected."""
+    CTX024's warning about the two assistant messages where CTX036 is not selected. A
+    history that opens with a call turn, no other rule sees."""
     path = str(FIXTURES / "rules" / "CTX036" / "fail_gemini_function_call_turn_right_after_a_model_turn.jsonl")
-    assert code_lines(json_report(path)) == [("CTX036", 1)]
+    assert code_lines(json_report(path)) == [("CTX036", 1), ("CTX036", 3)]
     assert code_lines(json_report(path, "--ignore", "CTX036")) == [("CTX024", 1)]  # which explains the 400 then
 
 

@@ -8,7 +8,9 @@ from ctxlint.rules.base import Rule, Violation
 
 
 # the rules whose finding at the same request is the defect that put the roles in that order
-EXPLAINED_BY = ("CTX002", "CTX009", "CTX016")
+EXPLAINED_BY = ("CTX001", "CTX002", "CTX009", "CTX016")
+# what comes before a message that opens the conversation: nothing, or the top-level prompt alone
+START = "start"
 
 
 class RefusedRoleOrder(Rule):
@@ -33,8 +35,8 @@ class RefusedRoleOrder(Rule):
     and got a successful reply to (every request since sending it too): the host that
     answered took it. Each pair is reported once, at the request that first carries it,
     and not where the rule that explains it reports the same request: the model's reply
-    to the results dropped (CTX016), results sent as user messages (CTX009), or calls
-    left without results (CTX002).
+    to the results dropped (CTX016), results sent as user messages (CTX009), calls left
+    without results (CTX002), or results left without their call (CTX001).
 
     ## Why is this bad?
     The API answers 400 ("Unexpected role 'user' after role 'tool'", code 3230;
@@ -74,26 +76,34 @@ class RefusedRoleOrder(Rule):
         messages = ctx.messages
         # every message, those reported before too: the error each later request gets is theirs
         # (CTX022); not those a host took before (ctx.taken_before)
-        for index in range(max(1, ctx.taken_before), len(messages)):
-            before, role = role_of(messages[index - 1]), role_of(messages[index])
+        for index in range(ctx.taken_before, len(messages)):
+            before, role = _role_before(ctx, index), role_of(messages[index])
             for order in orders:
                 if before in order["after"] and role in order["refuses"] and (not order.get("calls_only") or tool_calls_of(messages[index])):
-                    violation = self._misplaced(ctx, order, index) if "misplaced" in order else self._pair(ctx, order, index)
+                    violation = self._misplaced(ctx, order, index) if "misplaced" in order else self._pair(ctx, order, index, before)
                     if violation is not None:
                         yield violation
 
     @staticmethod
-    def _pair(ctx, order: dict, index: int) -> Violation:
-        """A message whose role the API refuses right after the role of the one before it."""
-        before, role = role_of(ctx.messages[index - 1]), role_of(ctx.messages[index])
+    def _pair(ctx, order: dict, index: int, before: str | None) -> Violation:
+        """A message whose role the API refuses right after the role of the one before it, or
+        at the start of the conversation."""
+        role = role_of(ctx.messages[index])
+        evidence = {"after": before, "role": role, "model": ctx.turn.record.model, "provider_error": order["error"], "sources": order["sources"]}
+        if before == START:
+            return Violation(
+                f"{role} message {ctx.label(index)} opens the conversation: {order['by']} refuses that ({order['error']!r})",
+                # a history cut to open there at one request, and at others later: one defect
+                key=(START,), message_index=index, pointer=f"/messages/{index}", explained_by=EXPLAINED_BY,
+                evidence=evidence,
+            )
         return Violation(
             f"{role} message {ctx.label(index)} comes right after {before} message {ctx.label(index - 1)}: "
             f"{order['by']} refuses that order ({order['error']!r})",
             key=(ctx.turn.identities[index - 1], ctx.turn.identities[index]), message_index=index,
             pointer=f"/messages/{index}", stands_at=index - 1, explained_by=EXPLAINED_BY,
             shows_as=(("CTX024", index - 1),),  # two assistant messages in a row, which the API refuses
-            evidence={"after": before, "role": role, "model": ctx.turn.record.model,
-                      "provider_error": order["error"], "sources": order["sources"]},
+            evidence=evidence,
         )
 
     @staticmethod
@@ -114,3 +124,12 @@ class RefusedRoleOrder(Rule):
             key=("misplaced", ctx.turn.identities[at]), message_index=at, pointer=f"/messages/{at}", explained_by=EXPLAINED_BY,
             evidence={"role": role, "next_to": other_role, "model": record.model, "provider_error": order["error"], "sources": order["sources"]},
         )
+
+
+def _role_before(ctx, index: int) -> str | None:
+    """The role of the message before message `index`, or START where nothing of the
+    conversation comes before it (the top-level prompt at most)."""
+    source_map = ctx.turn.record.source_map
+    if index == 0 or (index == 1 and source_map is not None and source_map.index_of(0) is None):
+        return START
+    return role_of(ctx.messages[index - 1])
