@@ -120,7 +120,8 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
                 origins.append(Origin(index, pointer, content="/output"))
             else:
                 turn.add(item, kind, index, pointer)
-                turn.repeated += [repeated] if repeated else []
+                if repeated:
+                    turn.repeated.append(repeated)
         turn.follow(None, None, None)
         turn.close(messages, origins)
     else:

@@ -395,14 +395,9 @@ def unique_call_ids(record: Record) -> dict[str, Any] | None:
 def refused_without_tools(record: Record) -> dict[str, Any] | None:
     """The profile data's tool_definitions entry of the API whose body the request is, for
     its model: that API refuses a request whose messages carry tool calls or results while
-    it declares no tools. Where it applies to the request: the log records the request's
-    settings (a tracer's span may keep the messages alone), the request names the model
-    without a gateway's org/ prefix, and no successful reply is logged (a host that
-    answered took it); else None."""
-    api = _body_api(record)
-    if api is None or not record.model or "/" in record.model or not record.settings_recorded or record.answered:
-        return None
-    return next((entry for entry in _entries_naming("tool_definitions", record.model) if entry["api"] == api), None)
+    it declares no tools, where that applies to the request (_judged_body_api); else None."""
+    api = _judged_body_api(record)
+    return next((entry for entry in _entries_naming("tool_definitions", record.model) if entry["api"] == api), None) if api else None
 
 
 def responses_body(record: Record) -> bool:
@@ -424,13 +419,11 @@ def refused_unstored(record: Record, refers_by: str) -> dict[str, Any] | None:
 
 def refused_input_item(record: Record, note: str) -> dict[str, Any] | None:
     """The profile data's input_items entry of the API whose body the request is, for its
-    model, that refuses the input items ingest noted as `note` (chat.INPUT_ITEM_NOTES).
-    Where it applies to the request: the log records the request's settings, the request
-    names the model without a gateway's org/ prefix, no successful reply is logged (a
-    host that answered took it) and, for an entry about what is looked up by id, the
-    request does not send `store: false`; else None."""
-    api = _body_api(record)
-    if api is None or not record.model or "/" in record.model or not record.settings_recorded or record.answered:
+    model, that refuses the input items ingest noted as `note` (chat.INPUT_ITEM_NOTES),
+    where that applies to the request (_judged_body_api) and, for an entry about what is
+    looked up by id, the request does not send `store: false`; else None."""
+    api = _judged_body_api(record)
+    if api is None:
         return None
     entry = next((entry for entry in _entries_naming("input_items", record.model) if entry["api"] == api and entry["note"] == note), None)
     return None if entry is None or (entry.get("unless_store_false") and record.request.get("store") is False) else entry
@@ -466,6 +459,18 @@ def thinking_binding(model: str | None) -> dict[str, Any] | None:
 def _body_api(record: Record) -> str | None:
     """The API whose body the request was read from, where the rules ask (SourceMap.api)."""
     return record.source_map.api if record.source_map is not None else None
+
+
+def _judged_body_api(record: Record) -> str | None:
+    """The API whose body the request was read from, where what that API refuses of its
+    bodies applies to the request: the log records the request's settings (a tracer's
+    span may keep the messages alone), the request names the model without a gateway's
+    org/ prefix (other hosts take other bodies), and no successful reply is logged (a host
+    that answered took it); else None."""
+    api = _body_api(record)
+    if api is None or not record.model or "/" in record.model or not record.settings_recorded or record.answered:
+        return None
+    return api
 
 
 @lru_cache(maxsize=1024)
@@ -551,17 +556,14 @@ def settings_sent(request: dict[str, Any]) -> frozenset[tuple[str, str]]:
 def refused_orders(record: Record, profile: Profile) -> tuple[dict[str, Any], ...]:
     """The profile data's turn_order entries for the model's API (roles it refuses right
     after others) that apply to the request: in a chat-completions body, as
-    makers_api_unanswered says; in another API's body, the entries naming that API, where
-    the request names the model without a gateway's org/ prefix and no successful reply
-    is logged. The placement rules of system messages in the conversation hold for the
-    models whose profile takes them."""
-    api = _body_api(record)
-    if api is None:
+    makers_api_unanswered says; in another API's body, the entries naming that API, as
+    _judged_body_api says. The placement rules of system messages in the conversation
+    hold for the models whose profile takes them."""
+    if _body_api(record) is None:
         entries = tuple(entry for entry in _makers_entries(record, "turn_order") if "api" not in entry)
-    elif not record.model or "/" in record.model or record.answered:
-        return ()
     else:
-        entries = tuple(entry for entry in _entries_naming("turn_order", record.model) if entry.get("api") == api)
+        api = _judged_body_api(record)
+        entries = tuple(entry for entry in _entries_naming("turn_order", record.model) if entry.get("api") == api) if api else ()
     return tuple(entry for entry in entries if profile.mid_conversation_system or not entry.get("mid_conversation_system"))
 
 

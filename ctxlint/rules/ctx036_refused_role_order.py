@@ -109,11 +109,12 @@ class RefusedRoleOrder(Rule):
     @staticmethod
     def _misplaced(ctx, order: dict, index: int) -> Violation | None:
         """The message of the pair that the API refuses where it stands (a system message in
-        the conversation), once; not its directive-only form (no content), the top-level
-        prompt, or a place after an assistant message that holds server tool blocks."""
+        the conversation: the top-level prompt opens it, _role_before), once; not its
+        directive-only form (no content), nor a place after an assistant message that holds
+        server tool blocks."""
         at, other = (index - 1, index) if order["misplaced"] == "after" else (index, index - 1)
         message, record = ctx.messages[at], ctx.turn.record
-        if not text_of(message.get("content")).strip() or (record.source_map is not None and record.source_map.index_of(at) is None):
+        if not text_of(message.get("content")).strip():
             return None
         if order.get("unless_server_tools") and ctx.messages[index - 1].get(SERVER_TOOL_BLOCKS):
             return None

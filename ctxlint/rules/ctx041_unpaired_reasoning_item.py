@@ -54,12 +54,10 @@ class UnpairedReasoningItem(NotedInputItems):
                    "(msg_…, fc_…); or leave the reasoning item out along with the ids, or chain with previous_response_id.")
 
     def violation(self, ctx, index: int, noted: dict[str, Any], refusal: dict[str, Any]) -> Violation:
-        return Violation(
-            f"reasoning item {noted['id']!r} (input item {noted['item']}) {noted['where']}; {refusal['by']} takes a "
-            f"reasoning item sent with its id only right before the item its reply returned after it, sent with its own id, and "
-            f"answers {refusal['status']} ({refusal['error']!r})",
-            key=(self.note,), message_index=index, pointer=f"/input/{noted['item']}",
+        return self.refused(
+            f"reasoning item {noted['id']!r} (input item {noted['item']}) {noted['where']}, and the API takes a reasoning item "
+            f"sent with its id only right before the item its reply returned after it, sent with its own id",
+            index, f"/input/{noted['item']}", refusal=refusal,
             evidence={"item_id": noted["id"], "where": noted["where"],
-                      "next_item": None if noted["next_item"] is None else f"/input/{noted['next_item']}",
-                      "provider_error": refusal["error"], "sources": refusal["sources"]},
+                      "next_item": None if noted["next_item"] is None else f"/input/{noted['next_item']}"},
         )

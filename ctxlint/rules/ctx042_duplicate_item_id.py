@@ -50,10 +50,8 @@ class DuplicateItemId(NotedInputItems):
                    "one rather than making one up.")
 
     def violation(self, ctx, index: int, noted: dict[str, Any], refusal: dict[str, Any]) -> Violation:
-        return Violation(
-            f"input item {noted['item']} has id {noted['id']!r}, which input item {noted['first']} has too: {refusal['by']} "
-            f"answers {refusal['status']} ({refusal['error']!r})",
-            key=(self.note,), message_index=index, pointer=f"/input/{noted['item']}/id", explained_by=("CTX011",),
-            evidence={"item_id": noted["id"], "first_item": f"/input/{noted['first']}",
-                      "provider_error": refusal["error"], "sources": refusal["sources"]},
+        return self.refused(
+            f"input item {noted['item']} has id {noted['id']!r}, which input item {noted['first']} has too",
+            index, f"/input/{noted['item']}/id", refusal=refusal, explained_by=("CTX011",),
+            evidence={"item_id": noted["id"], "first_item": f"/input/{noted['first']}"},
         )

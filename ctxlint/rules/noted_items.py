@@ -32,3 +32,10 @@ class NotedInputItems(Rule):
     def violation(self, ctx, index: int, noted: dict[str, Any], refusal: dict[str, Any]) -> Violation:
         """The finding about the noted item at normalized message `index`."""
         raise NotImplementedError
+
+    def refused(self, says: str, index: int, pointer: str, evidence: dict[str, Any], refusal: dict[str, Any], **more: Any) -> Violation:
+        """A finding that `says` what is wrong, ending with what the API answers to it."""
+        return Violation(
+            f"{says}: {refusal['by']} answers {refusal['status']} ({refusal['error']!r})", key=(self.note,), message_index=index,
+            pointer=pointer, evidence={**evidence, "provider_error": refusal["error"], "sources": refusal["sources"]}, **more,
+        )
