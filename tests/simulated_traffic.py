@@ -94,6 +94,8 @@ REFUSED = {"refused_setting": "Unsupported parameter: 'max_tokens' is not suppor
            "message_reasoning_dropped": "Item 'msg_…' of type 'message' was provided without its required preceding item of type 'reasoning'.",
            "system_before_user": "messages.N: role 'system' must precede an 'assistant' message or end the array",
            "reply_items_twice": "Duplicate item found with id rs_…. Remove duplicate items from your input and try again."}
+# refused once a request of the conversation marks a fifth block for the prompt cache
+CACHE_MARKERS_REFUSED = "A maximum of 4 blocks with cache_control may be provided. Found 5."
 
 GEMINI_CALL_TURN = "Please ensure that function call turn comes immediately after a user turn or after a function response turn."
 SUMMARY_OPENING = "Here is a summary of the conversation to date:\n\n"
@@ -106,8 +108,9 @@ CALL_TURN_DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", 
 MESSAGE_ITEM_DEFECTS = ("message_id_dropped", "message_reasoning_dropped", "reply_items_twice")
 STORED_DEFECTS = CALL_TURN_DEFECTS + MESSAGE_ITEM_DEFECTS + ("two_users", "markup_residue", "truncated_reply_reused", "text_only_history",
                                                             "system_before_user")
+# the app marks each user message for the prompt cache and never takes a marker off: refused once a fifth appears
 DEFECTS = STORED_DEFECTS + ("thinking_disabled", "unaccepted_effort", "refused_setting", "trim_cut", "overflow", "sliding_window", "lost_user_message",
-                            "tools_left_out")
+                            "tools_left_out", "cache_markers_kept")
 MISTRAL = next(style for style in STYLES if style.model.startswith("mistral"))
 CLAUDE_NO_PREFILL = next(style for style in STYLES if style.model == "claude-sonnet-4-6")
 STORED_RESPONSES = next(style for style in STYLES if style.model == "gpt-5.2")
@@ -342,7 +345,7 @@ class Simulator:
             style = rng.choice([s for s in STYLES if s.passback_on_tool_turns])
         if defect == "edited_reasoning":  # judged where the profile asks the reasoning back, compared field to field
             style = rng.choice([s for s in STYLES if s.passback_on_tool_turns and s.reasoning in ("reasoning_content", "thinking")])
-        if defect == "tools_left_out":  # the Messages API refuses tool blocks without tools
+        if defect in ("tools_left_out", "cache_markers_kept"):  # what the Messages API refuses
             style = rng.choice([s for s in STYLES if s.api == "anthropic"])
         if defect in MESSAGE_ITEM_DEFECTS:  # the Responses API pairs items by their ids where it stores them
             style = STORED_RESPONSES
@@ -441,9 +444,10 @@ class Simulator:
         self.first_line = None  # the line of this turn's first request, once written
         # the API refuses this request outright (no reply to regenerate, no message to edit)
         refused = defect_now in REFUSED or (c.turn == 1 and c.defect in REJECTED and c.defect in REFUSED)
+        cache_refused = c.defect == "cache_markers_kept" and cache_markers(anthropic_body(request, every_user_message_marked=True)) > 4
         # the Gemini API takes a function call turn only after a user or function response turn
         window_refused = c.keep_last is not None and _gemini_window_opens_with_calls(c, request)
-        refused = refused or window_refused
+        refused = refused or window_refused or cache_refused
         if c.keyed and self.rng.random() < 0.08:  # a 429 first, then the same request again: legal
             self.retries += 1
             line = self._write(c, request, {"error": {"message": "Rate limit reached, retry later", "type": "rate_limit_error"}}, status=429)
@@ -468,7 +472,7 @@ class Simulator:
             c.turns = c.turn  # the app gives up
             return
         if refused:
-            error = GEMINI_CALL_TURN if window_refused else REFUSED[c.defect]
+            error = GEMINI_CALL_TURN if window_refused else CACHE_MARKERS_REFUSED if cache_refused else REFUSED[c.defect]
             self._write(c, request, {"error": {"message": error, "type": "invalid_request_error"}}, status=400)
             if window_refused:
                 self._window_lost(c, request)
@@ -477,7 +481,7 @@ class Simulator:
             c.turns = c.turn  # the app gives up
             return
         self._write(c, request, self._completion(c, reply, len(request["messages"]), cut_off))
-        if (c.turn == 1) if c.defect in REJECTED else defect_now not in (None, "sliding_window"):
+        if (c.turn == 1) if c.defect in REJECTED else defect_now not in (None, "sliding_window", "cache_markers_kept"):
             self._plant(c, self.first_line)
         if c.keep_last is not None:  # what the window has lost by now, reported where it starts
             self._window_lost(c, request)
@@ -527,7 +531,8 @@ class Simulator:
 
     def _write(self, c: Conversation, request: dict, response: dict, status: int = 200) -> int:
         if c.style.api == "anthropic":
-            request, response = anthropic_body(request), anthropic_response(response, c.style.model)
+            request = anthropic_body(request, every_user_message_marked=c.defect == "cache_markers_kept")
+            response = anthropic_response(response, c.style.model)
         elif c.style.api == "responses":
             request, response = responses_body(request), responses_reply(response, c.style.model)
         elif c.style.api == "gemini":
@@ -589,6 +594,7 @@ class Simulator:
             "message_id_dropped": ("CTX041",),
             "message_reasoning_dropped": ("CTX004",),
             "reply_items_twice": ("CTX042",),  # a resumed session appends the reply's items again
+            "cache_markers_kept": ("CTX043",),  # where the fifth marker appears
             "markup_residue": ("CTX018",),
             "truncated_reply_reused": ("CTX021",),
             "text_only_history": ("CTX016",),
@@ -640,23 +646,41 @@ def litellm_payload(session: str, number: int, request: dict, response: dict, st
     return {**payload, "status": "success", "response": response}
 
 
-def anthropic_body(request: dict) -> dict:
-    """A chat-shaped request as the Messages API body that says the same."""
+def anthropic_body(request: dict, every_user_message_marked: bool = False) -> dict:
+    """A chat-shaped request as the Messages API body that says the same, marked for the
+    prompt cache as apps do: the tools, the system prompt and the newest block (moved
+    there at every request); with `every_user_message_marked`, every user message too (a
+    marker added to each and never taken off)."""
     messages = request["messages"]
     body = {"model": request["model"], "max_tokens": 4096, "thinking": request["thinking"]}
     if "tools" in request:
         body["tools"] = [{"name": t["function"]["name"], "description": t["function"]["description"], "input_schema": t["function"]["parameters"]}
                          for t in request["tools"]]
+        body["tools"][-1]["cache_control"] = CACHE_MARKER
     if messages and messages[0]["role"] == "system":
-        body["system"], messages = messages[0]["content"], messages[1:]
+        body["system"], messages = [{"type": "text", "text": messages[0]["content"], "cache_control": CACHE_MARKER}], messages[1:]
     body["messages"] = []
     for message in map(anthropic_message, messages):
+        if every_user_message_marked and message["role"] == "user" and message["content"][0]["type"] == "text":
+            message["content"][-1]["cache_control"] = CACHE_MARKER
         previous = body["messages"][-1] if body["messages"] else None
         if previous is not None and message["content"][0]["type"] == "tool_result" and previous["content"][-1]["type"] == "tool_result":
             previous["content"] += message["content"]  # parallel results travel in one user message
         else:
             body["messages"].append(message)
+    newest = body["messages"][-1]["content"] if body["messages"] else []
+    if newest and newest[-1]["type"] != "thinking":  # (a copy: the history holds the blocks of the replies it stored)
+        newest[-1] = {**newest[-1], "cache_control": CACHE_MARKER}
     return body
+
+
+CACHE_MARKER = {"type": "ephemeral"}
+
+
+def cache_markers(body: dict) -> int:
+    """How many blocks of a Messages API body carry a prompt-cache marker."""
+    blocks = body.get("tools", []) + body.get("system", []) + [block for message in body["messages"] for block in message["content"]]
+    return sum("cache_control" in block for block in blocks)
 
 
 def anthropic_message(message: dict) -> dict:

@@ -155,3 +155,29 @@ def test_a_body_whose_blocks_are_all_in_the_history_it_repeats_is_still_anthropi
                             {"session_id": "oslo", "request": {"model": MODEL, "max_tokens": 100, "messages": later}, "response": reply}])
     report = json_report(log)
     assert report["findings"] == [] and report["summary"]["records"] == 2
+
+
+def test_cache_breakpoints_are_counted_where_the_api_reads_them_and_named_in_the_body(tmp_path):
+    """A marker on a tool result block, on a text block after it in the same user turn, on
+    an assistant block and on a Bedrock body's tool: each is named in the body's terms, in
+    the order tools, system, messages, and the fifth is where the finding points. A
+    marker nested in the tool result's own content is not one of them."""
+    marked = {"type": "ephemeral"}
+    tools = [{**TOOLS[0], "cache_control": marked}]
+    messages = [
+        {"role": "user", "content": "Weather in Oslo?"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Checking.", "cache_control": marked},
+                                          {"type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": {"city": "Oslo"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01", "cache_control": marked,
+                                      "content": [{"type": "text", "text": "-3 C", "cache_control": marked}]},
+                                     {"type": "text", "text": "And in Bergen?", "cache_control": marked}]},
+    ]
+    body = {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 512, "tools": tools,
+            "system": [{"type": "text", "text": "You are a weather bot.", "cache_control": marked}], "messages": messages}
+    url = "https://bedrock-runtime.us-east-1.amazonaws.com/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/invoke"
+    report = json_report(_write(tmp_path, [{"session_id": "oslo", "url": url, "request": body}]))
+    assert located_findings(report) == [("CTX043", 1, 2, "/messages/2/content/1", None)]
+    assert report["findings"][0]["evidence"]["marked_blocks"] == [
+        "/tools/0", "/system/0", "/messages/1/content/0", "/messages/2/content/0", "/messages/2/content/1"]
+    del messages[1]["content"][0]["cache_control"]  # four: taken
+    assert code_lines(json_report(_write(tmp_path, [{"session_id": "oslo", "url": url, "request": body}]))) == []

@@ -24,9 +24,9 @@ from urllib.parse import unquote, urlparse
 
 import orjson
 
-from ctxlint.chat import BLANK_CONTENT, COMPACTION, SERVER_TOOL_BLOCKS, UNCALLED_SERVER_RESULTS, object_member, str_or_none, text_of, without_cache_control
+from ctxlint.chat import BLANK_CONTENT, CACHE_CONTROL, COMPACTION, SERVER_TOOL_BLOCKS, UNCALLED_SERVER_RESULTS, object_member, str_or_none, text_of, without_cache_control
 from ctxlint.ingest.record import Response, nested_too_deep
-from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn
+from ctxlint.ingest.source_map import BodyProblem, CacheBreakpoint, Origin, SourceMap, assistant_turn
 
 THINKING_BLOCKS = ("thinking", "redacted_thinking")
 SERVER_CALLS = ("server_tool_use", "mcp_tool_use")  # calls the provider runs, answered by a *_tool_result block after them
@@ -108,7 +108,45 @@ def to_chat(body: dict[str, Any], api: str = NAME) -> tuple[dict[str, Any], Sour
     request["messages"] = normalized
     if isinstance(body.get("tools"), list):
         request["tools"] = [chat_tool(tool) for tool in body["tools"]]
-    return request, SourceMap(tuple(origins), CALL_PARTS, reasoning="thinking blocks", api=api)
+    breakpoints = _cache_breakpoints(body, origins) if api == NAME else ()
+    return request, SourceMap(tuple(origins), CALL_PARTS, reasoning="thinking blocks", api=api, cache_breakpoints=breakpoints)
+
+
+def _cache_breakpoints(body: dict[str, Any], origins: list[Origin]) -> tuple[CacheBreakpoint, ...]:
+    """The blocks the body marks with `cache_control`, in the order the API reads them
+    (tools, system, messages: its limits count in that order), each where it is among the
+    normalized messages; the top-level marker (automatic caching) last, where the request's
+    final block does not hold a marker of its own for it to share."""
+    found = [CacheBreakpoint(None, f"/tools/{position}", _ttl(tool)) for position, tool in _marked(body.get("tools"))]
+    found += [CacheBreakpoint(0, f"/system/{position}", _ttl(block)) for position, block in _marked(body.get("system"))]
+    normalized_at: dict[str, int] = {}  # a body pointer -> the first normalized message it stands for
+    for normalized, origin in enumerate(origins):
+        normalized_at.setdefault(origin.pointer, normalized)
+    for index, message in enumerate(body["messages"]):
+        for position, block in _marked(message.get("content")):
+            result = normalized_at.get(f"/messages/{index}/content/{position}")  # a tool result is a message of its own
+            if result is not None:
+                found.append(CacheBreakpoint(result, f"/messages/{result}", _ttl(block)))
+            else:
+                at = normalized_at[f"/messages/{index}"]
+                found.append(CacheBreakpoint(at, f"/messages/{at}/content/{position}", _ttl(block)))
+    automatic = body.get("cache_control")
+    final = body["messages"][-1].get("content") if body["messages"] else None
+    if isinstance(automatic, dict) and not (isinstance(final, list) and final and _marked(final[-1:])):
+        found.append(CacheBreakpoint(None, "/cache_control", _ttl(body), automatic=True))
+    return tuple(found)
+
+
+def _marked(blocks: Any) -> list[tuple[int, dict[str, Any]]]:
+    """The blocks of a list that carry a `cache_control` marker, with their positions."""
+    if not isinstance(blocks, list):
+        return []
+    return [(position, block) for position, block in enumerate(blocks) if isinstance(block, dict) and isinstance(block.get(CACHE_CONTROL), dict)]
+
+
+def _ttl(holder: dict[str, Any]) -> str | None:
+    ttl = holder[CACHE_CONTROL].get("ttl")
+    return ttl if isinstance(ttl, str) else None
 
 
 def assistant_message(content: str | list[Any], pointer: str = "") -> tuple[dict[str, Any], tuple[str, ...]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from ctxlint.chat import REASONING_FIELDS
 from ctxlint.ingest.schema import json_pointer
@@ -58,6 +58,16 @@ class Origin:
     line: int | None = None  # the line of the file where it starts, where that is not the record's (a JSON document)
 
 
+class CacheBreakpoint(NamedTuple):
+    """A block of the sent body marked for the provider's prompt cache (Anthropic's
+    `cache_control`), which normalization leaves out of what the block says."""
+
+    message_index: int | None  # the normalized message the block is in (None: a tool definition, the top-level marker)
+    pointer: str  # the block, as a normalized pointer (SourceMap.pointer puts it back in the body's terms)
+    ttl: str | None  # the `ttl` it asks for (None: the default, five minutes)
+    automatic: bool = False  # the request's top-level marker (automatic caching), which takes a breakpoint of its own
+
+
 @dataclass(frozen=True, slots=True)
 class SourceMap:
     """Per normalized message, its Origin: how findings are put back into the sent body."""
@@ -67,6 +77,8 @@ class SourceMap:
     settings: dict[str, str] = field(default_factory=dict)  # a normalized top-level pointer -> the body's
     reasoning: str | None = "reasoning"  # what the body calls a turn's reasoning (None: as chat-completions does)
     api: str | None = None  # the API whose body was read into chat-completions terms, where the rules ask (profile data names it)
+    # the body's prompt-cache breakpoints in the order the provider reads them (tools, system, messages)
+    cache_breakpoints: tuple[CacheBreakpoint, ...] = ()
 
     def label(self, index: int) -> str:
         """How a finding's text names normalized message `index`: by the body's own index."""

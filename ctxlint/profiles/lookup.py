@@ -17,6 +17,7 @@ from ctxlint.ingest import openai_responses
 
 if TYPE_CHECKING:
     from ctxlint.ingest.record import Record
+    from ctxlint.ingest.source_map import CacheBreakpoint
 
 _DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|\d{6}|\d{4})$")
 _VOLCENGINE_DATE = re.compile(r"-\d{6}$")  # YYMMDD, as Volcengine Ark dates its model ids
@@ -429,6 +430,41 @@ def refused_input_item(record: Record, note: str) -> dict[str, Any] | None:
     return None if entry is None or (entry.get("unless_store_false") and record.request.get("store") is False) else entry
 
 
+def refused_cache_breakpoints(record: Record) -> tuple[dict[str, Any], ...]:
+    """The profile data's cache_breakpoints entries (what the API whose body the request
+    is refuses of the blocks it marks for the prompt cache) for its model, where that
+    applies to the request (_judged_body_api)."""
+    api = _judged_body_api(record)
+    return cache_limits(api, record.model) if api else ()
+
+
+@lru_cache(maxsize=256)
+def cache_limits(api: str | None, model: str) -> tuple[dict[str, Any], ...]:
+    """The cache_breakpoints entries of an API's bodies that name the model, answered or not."""
+    return tuple(entry for entry in _entries_naming("cache_breakpoints", model) if entry["api"] == api)
+
+
+def past_cache_limit(entry: dict[str, Any], breakpoints: tuple[CacheBreakpoint, ...]) -> tuple[CacheBreakpoint, ...]:
+    """Where a body's prompt-cache breakpoints, in the order the API reads them, break what
+    a cache_breakpoints entry says its API refuses: the first breakpoint past the most it
+    takes (more_breakpoints); the shorter-lived breakpoint and the longer-lived one after it
+    (longer_ttl_after_shorter, the top-level marker of automatic caching aside: where its
+    breakpoint falls is the API's choice); else ()."""
+    if entry["refuses"] == "more_breakpoints":
+        return (breakpoints[entry["most"]],) if len(breakpoints) > entry["most"] else ()
+    order = entry["ttl_order"]  # longest-lived first
+    shortest: CacheBreakpoint | None = None
+    for breakpoint in breakpoints:
+        ttl = breakpoint.ttl or entry["default_ttl"]
+        if breakpoint.automatic or ttl not in order:
+            continue  # a ttl the API does not know is refused for itself
+        if shortest is not None and order.index(ttl) < order.index(shortest.ttl or entry["default_ttl"]):
+            return (shortest, breakpoint)
+        if shortest is None or order.index(ttl) > order.index(shortest.ttl or entry["default_ttl"]):
+            shortest = breakpoint
+    return ()
+
+
 def refused_prefill(record: Record) -> tuple[dict[str, Any], ...]:
     """The profile data's assistant_prefill entries that say what the request's model
     refuses of a request ending with an assistant message (any such prefill, one whose
@@ -536,12 +572,22 @@ def input_noted(note: str) -> tuple[str, str]:
     return ("input", note)
 
 
-def settings_sent(request: dict[str, Any]) -> frozenset[tuple[str, str]]:
+def cache_refusal_sent(entry: dict[str, Any]) -> tuple[str, str]:
+    """How settings_sent names prompt-cache breakpoints that a cache_breakpoints entry refuses."""
+    return ("cache_control", entry["refuses"])
+
+
+def settings_sent(record: Record) -> frozenset[tuple[str, str]]:
     """What a request sent of the settings a maker's API may refuse, as (path, key_text):
     `tools: []` (CTX031), no `tools` beside messages that carry tool calls or results
-    (CTX039), input items ingest noted (CTX041, CTX042), and the scalar settings setting_refusals names (CTX037), so that what a host
-    answered is known taken (engine.Taken)."""
+    (CTX039), input items ingest noted (CTX041, CTX042), prompt-cache breakpoints its API
+    refuses (CTX043), and the scalar settings setting_refusals names (CTX037), so that what
+    a host answered is known taken (engine.Taken)."""
+    request = record.request
     sent = {("tools", "[]")} if request.get("tools") == [] else set()
+    breakpoints = record.source_map.cache_breakpoints if record.source_map is not None else ()
+    if breakpoints and record.model:
+        sent.update(cache_refusal_sent(entry) for entry in cache_limits(_body_api(record), record.model) if past_cache_limit(entry, breakpoints))
     messages = request.get("messages") or ()
     if "tools" not in request and first_tool_message(messages) is not None:
         sent.add(TOOLS_UNDECLARED)

@@ -45,6 +45,7 @@ from ctxlint.rules.ctx039_tool_history_without_tools import ToolHistoryWithoutTo
 from ctxlint.rules.ctx040_unstored_reference import UnstoredReference
 from ctxlint.rules.ctx041_unpaired_reasoning_item import UnpairedReasoningItem
 from ctxlint.rules.ctx042_duplicate_item_id import DuplicateItemId
+from ctxlint.rules.ctx043_refused_cache_breakpoints import RefusedCacheBreakpoints
 from ctxlint.rules.ctx900_invalid_record import InvalidRecord
 
 RULES: dict[str, type[Rule]] = {
@@ -92,6 +93,7 @@ RULES: dict[str, type[Rule]] = {
         UnstoredReference,
         UnpairedReasoningItem,
         DuplicateItemId,
+        RefusedCacheBreakpoints,
         InvalidRecord,
     )
 }
