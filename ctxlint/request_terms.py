@@ -3,7 +3,7 @@ it forces, the form of the reply."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator, NamedTuple
 
 from ctxlint.chat import canonical_json, dotted
 from ctxlint.ingest.record import Record
@@ -40,6 +40,32 @@ def declared_tool_names(request: dict) -> set[str]:
     of legacy `functions`."""
     tools = request.get("tools")
     return set(declared_tools(request)) | {name for tool in (tools if isinstance(tools, list) else ()) if (name := tool_name(tool)) is not None}
+
+
+class FunctionName(NamedTuple):
+    """A function's name as a request sends it: in the tools it declares ("tools") or in
+    a tool call of its history ("calls")."""
+
+    sent_in: str
+    name: str
+    pointer: str  # normalized (SourceMap.pointer puts it back in the body's terms)
+    message_index: int | None = None
+    call_id: str | None = None
+
+
+def function_names(request: dict) -> Iterator[FunctionName]:
+    """The names of the functions a request declares, then those its history's tool calls carry."""
+    tools = request.get("tools")
+    for index, tool in enumerate(tools if isinstance(tools, list) else ()):
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            yield FunctionName("tools", function["name"], f"/tools/{index}/function/name")
+    for index, message in enumerate(request.get("messages") or ()):
+        calls = message.get("tool_calls") if type(message) is dict else None
+        for position, call in enumerate(calls if isinstance(calls, list) else ()):
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict) and isinstance(function.get("name"), str):
+                yield FunctionName("calls", function["name"], f"/messages/{index}/tool_calls/{position}/function/name", index, call.get("id"))
 
 
 FORCING_CHOICES = ("required", "any", "function", "tool", "allowed_tools", "custom")

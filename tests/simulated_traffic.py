@@ -32,6 +32,9 @@ TOOLS = [
     {"type": "function", "function": {"name": "weather", "description": "Weather for a city",
                                       "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
 ]
+# a tool an MCP server adds under its own dotted name: the Gemini API takes it, OpenAI's refuses it
+MCP_TOOL = {"type": "function", "function": {"name": "maps.find_place", "description": "Find a place on the map",
+                                             "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}}
 CITIES = ["Rome", "Paris", "Lisbon", "Oslo", "Kyoto", "Lima", "Cairo", "Perth"]
 WORDS = "the flight leaves early and the hotel near the station has rooms under the budget for two nights".split()
 CJK = "我们明天早上出发预算五百欧元请不要订红眼航班酒店靠近车站"
@@ -93,7 +96,8 @@ REFUSED = {"refused_setting": "Unsupported parameter: 'max_tokens' is not suppor
            "message_id_dropped": "Item 'rs_…' of type 'reasoning' was provided without its required following item.",
            "message_reasoning_dropped": "Item 'msg_…' of type 'message' was provided without its required preceding item of type 'reasoning'.",
            "system_before_user": "messages.N: role 'system' must precede an 'assistant' message or end the array",
-           "reply_items_twice": "Duplicate item found with id rs_…. Remove duplicate items from your input and try again."}
+           "reply_items_twice": "Duplicate item found with id rs_…. Remove duplicate items from your input and try again.",
+           "dotted_tool_name": "Invalid 'tools[2].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'."}
 # refused once a request of the conversation marks a fifth block for the prompt cache
 CACHE_MARKERS_REFUSED = "A maximum of 4 blocks with cache_control may be provided. Found 5."
 
@@ -110,7 +114,7 @@ STORED_DEFECTS = CALL_TURN_DEFECTS + MESSAGE_ITEM_DEFECTS + ("two_users", "marku
                                                             "system_before_user")
 # the app marks each user message for the prompt cache and never takes a marker off: refused once a fifth appears
 DEFECTS = STORED_DEFECTS + ("thinking_disabled", "unaccepted_effort", "refused_setting", "trim_cut", "overflow", "sliding_window", "lost_user_message",
-                            "tools_left_out", "cache_markers_kept")
+                            "tools_left_out", "cache_markers_kept", "dotted_tool_name")
 MISTRAL = next(style for style in STYLES if style.model.startswith("mistral"))
 CLAUDE_NO_PREFILL = next(style for style in STYLES if style.model == "claude-sonnet-4-6")
 STORED_RESPONSES = next(style for style in STYLES if style.model == "gpt-5.2")
@@ -216,7 +220,8 @@ class Conversation:
         return list(self.history)
 
     def request(self) -> dict:
-        body = {"model": self.style.model, "messages": self.sent_messages(), "tools": TOOLS}
+        mcp = self.style.api == "gemini" or (self.defect == "dotted_tool_name" and self.turn >= self.defect_turn)
+        body = {"model": self.style.model, "messages": self.sent_messages(), "tools": TOOLS + [MCP_TOOL] if mcp else TOOLS}
         body.update(self.style.settings)
         body.update(REJECTED.get(self.defect, {}))
         return body
@@ -351,6 +356,8 @@ class Simulator:
             style = STORED_RESPONSES
         if defect == "system_before_user":  # the Messages API places system messages in the conversation
             style = SYSTEM_NOTES
+        if defect == "dotted_tool_name":  # the MCP server connected mid-session, to an OpenAI model
+            style = rng.choice([s for s in STYLES if s.api == "chat" and s.model.startswith("gpt-")])
         if defect in ("arguments_as_object", "markup_residue"):  # chat-completions spellings
             style = rng.choice([s for s in STYLES if s.api == "chat"])
         if defect == "duplicate_result" and style.api == "ollama":  # results pair by order there: a second is unpaired (CTX001)
@@ -595,6 +602,7 @@ class Simulator:
             "message_reasoning_dropped": ("CTX004",),
             "reply_items_twice": ("CTX042",),  # a resumed session appends the reply's items again
             "cache_markers_kept": ("CTX043",),  # where the fifth marker appears
+            "dotted_tool_name": ("CTX044",),
             "markup_residue": ("CTX018",),
             "truncated_reply_reused": ("CTX021",),
             "text_only_history": ("CTX016",),

@@ -26,7 +26,7 @@ import orjson
 
 from ctxlint.chat import BLANK_CONTENT, CACHE_CONTROL, COMPACTION, SERVER_TOOL_BLOCKS, UNCALLED_SERVER_RESULTS, object_member, str_or_none, text_of, without_cache_control
 from ctxlint.ingest.record import Response, nested_too_deep
-from ctxlint.ingest.source_map import BodyProblem, CacheBreakpoint, Origin, SourceMap, assistant_turn
+from ctxlint.ingest.source_map import BodyProblem, CacheBreakpoint, Origin, SourceMap, assistant_turn, tool_name_pointers
 
 THINKING_BLOCKS = ("thinking", "redacted_thinking")
 SERVER_CALLS = ("server_tool_use", "mcp_tool_use")  # calls the provider runs, answered by a *_tool_result block after them
@@ -106,10 +106,12 @@ def to_chat(body: dict[str, Any], api: str = NAME) -> tuple[dict[str, Any], Sour
             raise BodyProblem(f"message {index} has role {role!r}; the Messages API takes user, assistant and (mid-conversation) system", pointer + "/role")
     request = {name: value for name, value in body.items() if name not in ("messages", "system", "tools")}
     request["messages"] = normalized
+    names: dict[str, str] = {}
     if isinstance(body.get("tools"), list):
         request["tools"] = [chat_tool(tool) for tool in body["tools"]]
+        names = tool_name_pointers(request["tools"], (f"/tools/{index}/name" for index in range(len(body["tools"]))))
     breakpoints = _cache_breakpoints(body, origins) if api == NAME else ()
-    return request, SourceMap(tuple(origins), CALL_PARTS, reasoning="thinking blocks", api=api, cache_breakpoints=breakpoints)
+    return request, SourceMap(tuple(origins), CALL_PARTS, names, reasoning="thinking blocks", api=api, cache_breakpoints=breakpoints)
 
 
 def _cache_breakpoints(body: dict[str, Any], origins: list[Origin]) -> tuple[CacheBreakpoint, ...]:

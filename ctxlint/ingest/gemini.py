@@ -26,7 +26,7 @@ import orjson
 from ctxlint.chat import BLANK_CONTENT, str_or_none, text_of
 from ctxlint.ingest.call_ids import unnamed_call_id, unpaired_id
 from ctxlint.ingest.record import Response
-from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn
+from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn, tool_name_pointers
 
 NAME = "Gemini generateContent"
 CALL_PARTS = {"/function/arguments": "/args", "/function/name": "/name", "/id": "/id"}
@@ -94,10 +94,12 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
     request = {name: value for name, value in body.items()
                if name not in ("contents", "tools", "systemInstruction", "system_instruction")}
     request["messages"] = messages
-    tools = body.get("tools")
+    tools, names = body.get("tools"), {}
     if isinstance(tools, (list, dict)):
-        request["tools"] = list(_tools(tools if isinstance(tools, list) else [tools]))
-    return request, SourceMap(tuple(origins), CALL_PARTS, reasoning="thought signatures", api=NAME)
+        declared = list(_tools(tools if isinstance(tools, list) else [tools], "/tools" if isinstance(tools, list) else None))
+        request["tools"] = [tool for tool, _ in declared]
+        names = tool_name_pointers(request["tools"], (pointer for _, pointer in declared))
+    return request, SourceMap(tuple(origins), CALL_PARTS, names, reasoning="thought signatures", api=NAME)
 
 
 _URL_SAFE = str.maketrans("-_", "+/")
@@ -196,21 +198,25 @@ def _user(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return {"role": "user", "content": parts}
 
 
-def _tools(tools: list[Any]) -> Iterable[Any]:
-    """Function declarations as chat-completions declares functions; the provider's own
-    tools (googleSearch, codeExecution…) keep their kind as their type."""
-    for tool in tools:
+def _tools(tools: list[Any], pointer: str | None) -> Iterable[tuple[Any, str | None]]:
+    """Function declarations as chat-completions declares functions, each with the pointer
+    of its name in the body (`pointer`: the body's tools list; None for a single tool
+    object); the provider's own tools (googleSearch, codeExecution…) keep their kind as
+    their type."""
+    for position, tool in enumerate(tools):
         if not isinstance(tool, dict):
-            yield tool
+            yield tool, None
             continue
-        declarations = field(tool, "functionDeclarations")
-        for declaration in declarations if isinstance(declarations, list) else ():
+        member = _key(tool, "functionDeclarations")
+        declarations = tool.get(member)
+        for index, declaration in enumerate(declarations if isinstance(declarations, list) else ()):
             if isinstance(declaration, dict):
                 schema = _as_json_schema(declaration["parameters"]) if "parameters" in declaration else field(declaration, "parametersJsonSchema")
-                yield {"type": "function", "function": {"name": declaration.get("name"), "description": declaration.get("description"), "parameters": schema}}
+                name_at = f"{pointer}/{position}/{member}/{index}/name" if pointer is not None else f"/tools/{member}/{index}/name"
+                yield {"type": "function", "function": {"name": declaration.get("name"), "description": declaration.get("description"), "parameters": schema}}, name_at
         for kind in sorted(tool):  # an object's keys have no order to keep
             if kind not in ("functionDeclarations", "function_declarations"):
-                yield {"type": kind}
+                yield {"type": kind}, None
 
 
 def _as_json_schema(schema: Any) -> Any:

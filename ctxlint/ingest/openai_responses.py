@@ -29,7 +29,7 @@ from typing import Any
 
 from ctxlint.chat import COMPACTION, DUPLICATE_ITEM_IDS, MESSAGE_ITEM_IDS, UNPAIRED_REASONING, object_member, str_or_none, text_of
 from ctxlint.ingest.record import Response
-from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn
+from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn, tool_name_pointers
 
 NAME = "OpenAI Responses API"
 
@@ -131,9 +131,11 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
     reasoning = body.get("reasoning")
     if isinstance(reasoning, dict) and isinstance(reasoning.get("effort"), str):
         request["reasoning_effort"] = reasoning["effort"]
+    settings = SETTINGS
     if isinstance(body.get("tools"), list):
         request["tools"] = [_tool(tool) for tool in body["tools"]]
-    return request, SourceMap(tuple(origins), CALL_PARTS, SETTINGS, reasoning="reasoning items", api=NAME)
+        settings = {**SETTINGS, **tool_name_pointers(request["tools"], (f"/tools/{index}/name" for index in range(len(body["tools"]))))}
+    return request, SourceMap(tuple(origins), CALL_PARTS, settings, reasoning="reasoning items", api=NAME)
 
 
 class _Turn:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple
+from typing import Any, Iterable, NamedTuple
 
 from ctxlint.chat import REASONING_FIELDS
 from ctxlint.ingest.schema import json_pointer
@@ -123,6 +123,13 @@ class SourceMap:
             return origin.pointer
         # a part of the content (`/content/2`, a block) is that part of the body's content
         return origin.pointer + origin.content + (rest[len("/content"):] if rest.startswith("/content/") else "")
+
+
+def tool_name_pointers(tools: list[Any], body_pointers: Iterable[str | None]) -> dict[str, str]:
+    """SourceMap.settings entries that put the name of each function a normalized `tools`
+    list declares back where the body names it (`body_pointers`, one per normalized tool)."""
+    return {f"/tools/{index}/function/name": pointer for index, (tool, pointer) in enumerate(zip(tools, body_pointers))
+            if pointer is not None and isinstance(tool, dict) and isinstance(tool.get("function"), dict)}
 
 
 SAME_CALL_PARTS = {"/function/arguments": "/function/arguments", "/function/name": "/function/name"}

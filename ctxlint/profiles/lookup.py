@@ -14,6 +14,7 @@ import orjson
 
 from ctxlint.chat import BLANK_CONTENT, INPUT_ITEM_NOTES, MESSAGE_ITEM_IDS, REASONING_FIELDS, SAID_MEMBERS, announces_summary, as_sent, carries_summary, dotted, first_tool_message, key_text, last_user_index, last_user_turn_index, provider_compaction, role_of, tagged_block_names, text_of
 from ctxlint.ingest import openai_responses
+from ctxlint.request_terms import function_names
 
 if TYPE_CHECKING:
     from ctxlint.ingest.record import Record
@@ -577,17 +578,26 @@ def cache_refusal_sent(entry: dict[str, Any]) -> tuple[str, str]:
     return ("cache_control", entry["refuses"])
 
 
+def tool_name_sent(name: str) -> tuple[str, str]:
+    """How settings_sent names a function name that a tool_names entry refuses."""
+    return ("function name", name)
+
+
 def settings_sent(record: Record) -> frozenset[tuple[str, str]]:
     """What a request sent of the settings a maker's API may refuse, as (path, key_text):
     `tools: []` (CTX031), no `tools` beside messages that carry tool calls or results
     (CTX039), input items ingest noted (CTX041, CTX042), prompt-cache breakpoints its API
-    refuses (CTX043), and the scalar settings setting_refusals names (CTX037), so that what
+    refuses (CTX043), function names its API refuses (CTX044), and the scalar settings setting_refusals names (CTX037), so that what
     a host answered is known taken (engine.Taken)."""
     request = record.request
     sent = {("tools", "[]")} if request.get("tools") == [] else set()
     breakpoints = record.source_map.cache_breakpoints if record.source_map is not None else ()
     if breakpoints and record.model:
         sent.update(cache_refusal_sent(entry) for entry in cache_limits(_body_api(record), record.model) if past_cache_limit(entry, breakpoints))
+    names = tool_name_rules(_body_api(record), record.model) if record.model else ()
+    if names:
+        sent.update(tool_name_sent(function.name) for function in function_names(request)
+                    if any(function.sent_in in entry["judges"] and refused_name(entry, function.name) for entry in names))
     messages = request.get("messages") or ()
     if "tools" not in request and first_tool_message(messages) is not None:
         sent.add(TOOLS_UNDECLARED)
@@ -605,12 +615,43 @@ def refused_orders(record: Record, profile: Profile) -> tuple[dict[str, Any], ..
     makers_api_unanswered says; in another API's body, the entries naming that API, as
     _judged_body_api says. The placement rules of system messages in the conversation
     hold for the models whose profile takes them."""
+    return tuple(entry for entry in _refusals_for_body(record, "turn_order")
+                 if profile.mid_conversation_system or not entry.get("mid_conversation_system"))
+
+
+def refused_tool_names(record: Record) -> tuple[dict[str, Any], ...]:
+    """The profile data's tool_names entries (what the model's API refuses of a function's
+    name) that apply to the request, as _refusals_for_body says."""
+    return _refusals_for_body(record, "tool_names")
+
+
+def _refusals_for_body(record: Record, table: str) -> tuple[dict[str, Any], ...]:
+    """The entries of a profile data table of what APIs refuse that apply to the request: in
+    a chat-completions body, those naming no API, as makers_api_unanswered says; in another
+    API's body, those naming that API, as _judged_body_api says."""
     if _body_api(record) is None:
-        entries = tuple(entry for entry in _makers_entries(record, "turn_order") if "api" not in entry)
-    else:
-        api = _judged_body_api(record)
-        entries = tuple(entry for entry in _entries_naming("turn_order", record.model) if entry.get("api") == api) if api else ()
-    return tuple(entry for entry in entries if profile.mid_conversation_system or not entry.get("mid_conversation_system"))
+        return tuple(entry for entry in _makers_entries(record, table) if "api" not in entry)
+    api = _judged_body_api(record)
+    return tuple(entry for entry in _entries_naming(table, record.model) if entry.get("api") == api) if api else ()
+
+
+@lru_cache(maxsize=256)
+def tool_name_rules(api: str | None, model: str) -> tuple[dict[str, Any], ...]:
+    """The tool_names entries of an API's bodies (None: chat completions) that name the model, answered or not."""
+    return tuple(entry for entry in _entries_naming("tool_names", model) if entry.get("api") == api)
+
+
+def refused_name(entry: dict[str, Any], name: str) -> str | None:
+    """What a tool_names entry's API refuses of a function's name: "pattern" (characters it
+    does not take) or "length" (longer than it takes); else None."""
+    if "pattern" in entry and not _name_pattern(entry["pattern"]).fullmatch(name):
+        return "pattern"
+    return "length" if "most" in entry and len(name) > entry["most"] else None
+
+
+@lru_cache(maxsize=None)
+def _name_pattern(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 CHAT_COMPLETIONS = "chat completions"

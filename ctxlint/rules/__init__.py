@@ -46,6 +46,7 @@ from ctxlint.rules.ctx040_unstored_reference import UnstoredReference
 from ctxlint.rules.ctx041_unpaired_reasoning_item import UnpairedReasoningItem
 from ctxlint.rules.ctx042_duplicate_item_id import DuplicateItemId
 from ctxlint.rules.ctx043_refused_cache_breakpoints import RefusedCacheBreakpoints
+from ctxlint.rules.ctx044_refused_tool_name import RefusedToolName
 from ctxlint.rules.ctx900_invalid_record import InvalidRecord
 
 RULES: dict[str, type[Rule]] = {
@@ -94,6 +95,7 @@ RULES: dict[str, type[Rule]] = {
         UnpairedReasoningItem,
         DuplicateItemId,
         RefusedCacheBreakpoints,
+        RefusedToolName,
         InvalidRecord,
     )
 }

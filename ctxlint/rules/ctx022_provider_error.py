@@ -40,6 +40,10 @@ ERROR_CLASSES = (
     # previous_response_id, an item sent by its id alone, under store false)
     ("unstored reference", re.compile(r"previous_response_not_found|previous response with id .* not found"
                                       r"|items are not persisted when `?store`? is set to false", re.IGNORECASE)),
+    # a function name the API refuses (its characters, its length)
+    ("tool name", re.compile(r"function\.name'?: string (?:does not match pattern|too long)|tools\.\d+\.custom\.name"
+                             r"|tools\[\d+\]\.name'?: string does not match pattern|tool_use\.name: String should have at most"
+                             r"|Invalid function name", re.IGNORECASE)),
     # prompt-cache breakpoints the API refuses (Anthropic's: more than four, a 1-hour one after a 5-minute one)
     ("cache breakpoints", re.compile(r"blocks with cache_control may be provided|cache_control block must not come after", re.IGNORECASE)),
     ("thinking/reasoning", re.compile(r"reasoning|thinking|thought|思考", re.IGNORECASE)),
@@ -65,6 +69,7 @@ EXPLAINED_BY = {
     "call id": ("CTX011", "CTX033", "CTX034"),
     "item id": ("CTX042",),
     "cache breakpoints": ("CTX043",),
+    "tool name": ("CTX044",),
     "prefill": ("CTX035",),
     "setting": ("CTX005", "CTX037"),
     "tool definitions": ("CTX039",),
@@ -89,24 +94,25 @@ class ProviderError(Rule):
     ## What it does
     Reports a logged response that is an API error, classified as message order,
     thinking/reasoning, blank content, empty list, content type, call id, item id, cache
-    breakpoints, prefill, setting, tool definitions, unstored reference, model output, auth,
-    rate limit, server error or other, quoting the provider's message. Rate-limit and server
-    errors (HTTP 429, 5xx, "overloaded", a timeout) and model-output errors (the model did
-    not make the tool call the request required, or wrote a call that does not parse: Groq's
-    `tool_use_failed`) are reported as info, not error: they say nothing wrong about the
-    request, and retrying them is the right handling (the retry itself is legal for every
-    rule), but a run of them explains a slow or failed session. Any other error the session
-    got before, word for word, is reported once, where it started: the request resent, or
-    the same defect sent again. An error about a defect another rule reports at the same
-    request is reported once, by that rule (a thinking or reasoning error by CTX004, CTX005,
-    CTX015, CTX038 or CTX041; a message order error by the tool-call and turn-order rules; a
-    blank-content error by CTX029; an empty-list error by CTX030 or CTX031; a content-type
-    error by CTX032; a call-id error by CTX011, CTX033 or CTX034; an item-id error by
-    CTX042; a cache-breakpoints error by CTX043; a prefill error by CTX035; a setting error
-    by CTX005 or CTX037; a tool-definitions error by CTX039; an unstored-reference error by
-    CTX040; a context-length error by CTX006, with the token count; an error that says no
-    more than its code, such as Bedrock's `ValidationException`, by any of them), unless
-    that rule is not selected.
+    breakpoints, tool name, prefill, setting, tool definitions, unstored reference, model
+    output, auth, rate limit, server error or other, quoting the provider's message.
+    Rate-limit and server errors (HTTP 429, 5xx, "overloaded", a timeout) and model-output
+    errors (the model did not make the tool call the request required, or wrote a call that
+    does not parse: Groq's `tool_use_failed`) are reported as info, not error: they say
+    nothing wrong about the request, and retrying them is the right handling (the retry
+    itself is legal for every rule), but a run of them explains a slow or failed session.
+    Any other error the session got before, word for word, is reported once, where it
+    started: the request resent, or the same defect sent again. An error about a defect
+    another rule reports at the same request is reported once, by that rule (a thinking or
+    reasoning error by CTX004, CTX005, CTX015, CTX038 or CTX041; a message order error by
+    the tool-call and turn-order rules; a blank-content error by CTX029; an empty-list error
+    by CTX030 or CTX031; a content-type error by CTX032; a call-id error by CTX011, CTX033
+    or CTX034; an item-id error by CTX042; a cache-breakpoints error by CTX043; a tool-name
+    error by CTX044; a prefill error by CTX035; a setting error by CTX005 or CTX037; a
+    tool-definitions error by CTX039; an unstored-reference error by CTX040; a
+    context-length error by CTX006, with the token count; an error that says no more than
+    its code, such as Bedrock's `ValidationException`, by any of them), unless that rule is
+    not selected.
 
     ## Why is this bad?
     An error response is the provider telling you what was wrong with the request. In a
