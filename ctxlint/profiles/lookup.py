@@ -436,13 +436,14 @@ def refused_cache_breakpoints(record: Record) -> tuple[dict[str, Any], ...]:
     is refuses of the blocks it marks for the prompt cache) for its model, where that
     applies to the request (_judged_body_api)."""
     api = _judged_body_api(record)
-    return cache_limits(api, record.model) if api else ()
+    return entries_for_api("cache_breakpoints", api, record.model) if api else ()
 
 
-@lru_cache(maxsize=256)
-def cache_limits(api: str | None, model: str) -> tuple[dict[str, Any], ...]:
-    """The cache_breakpoints entries of an API's bodies that name the model, answered or not."""
-    return tuple(entry for entry in _entries_naming("cache_breakpoints", model) if entry["api"] == api)
+@lru_cache(maxsize=1024)
+def entries_for_api(table: str, api: str | None, model: str) -> tuple[dict[str, Any], ...]:
+    """The entries of a profile data table of what APIs refuse that name the model and the
+    API of a body (None: chat completions, whose entries name no API), answered or not."""
+    return tuple(entry for entry in _entries_naming(table, model) if entry.get("api") == api)
 
 
 def past_cache_limit(entry: dict[str, Any], breakpoints: tuple[CacheBreakpoint, ...]) -> tuple[CacheBreakpoint, ...]:
@@ -453,16 +454,16 @@ def past_cache_limit(entry: dict[str, Any], breakpoints: tuple[CacheBreakpoint, 
     breakpoint falls is the API's choice); else ()."""
     if entry["refuses"] == "more_breakpoints":
         return (breakpoints[entry["most"]],) if len(breakpoints) > entry["most"] else ()
-    order = entry["ttl_order"]  # longest-lived first
-    shortest: CacheBreakpoint | None = None
+    rank = {ttl: position for position, ttl in enumerate(entry["ttl_order"])}  # longest-lived first
+    shortest, shortest_rank = None, -1
     for breakpoint in breakpoints:
-        ttl = breakpoint.ttl or entry["default_ttl"]
-        if breakpoint.automatic or ttl not in order:
+        here = rank.get(breakpoint.ttl or entry["default_ttl"])
+        if breakpoint.automatic or here is None:
             continue  # a ttl the API does not know is refused for itself
-        if shortest is not None and order.index(ttl) < order.index(shortest.ttl or entry["default_ttl"]):
+        if here < shortest_rank:
             return (shortest, breakpoint)
-        if shortest is None or order.index(ttl) > order.index(shortest.ttl or entry["default_ttl"]):
-            shortest = breakpoint
+        if here > shortest_rank:
+            shortest, shortest_rank = breakpoint, here
     return ()
 
 
@@ -587,14 +588,16 @@ def settings_sent(record: Record) -> frozenset[tuple[str, str]]:
     """What a request sent of the settings a maker's API may refuse, as (path, key_text):
     `tools: []` (CTX031), no `tools` beside messages that carry tool calls or results
     (CTX039), input items ingest noted (CTX041, CTX042), prompt-cache breakpoints its API
-    refuses (CTX043), function names its API refuses (CTX044), and the scalar settings setting_refusals names (CTX037), so that what
-    a host answered is known taken (engine.Taken)."""
+    refuses (CTX043), function names its API refuses (CTX044), and the scalar settings
+    setting_refusals names (CTX037), so that what a host answered is known taken
+    (engine.Taken)."""
     request = record.request
     sent = {("tools", "[]")} if request.get("tools") == [] else set()
     breakpoints = record.source_map.cache_breakpoints if record.source_map is not None else ()
     if breakpoints and record.model:
-        sent.update(cache_refusal_sent(entry) for entry in cache_limits(_body_api(record), record.model) if past_cache_limit(entry, breakpoints))
-    names = tool_name_rules(_body_api(record), record.model) if record.model else ()
+        sent.update(cache_refusal_sent(entry) for entry in entries_for_api("cache_breakpoints", _body_api(record), record.model)
+                    if past_cache_limit(entry, breakpoints))
+    names = entries_for_api("tool_names", _body_api(record), record.model) if record.model else ()
     if names:
         sent.update(tool_name_sent(function.name) for function in function_names(request)
                     if any(function.sent_in in entry["judges"] and refused_name(entry, function.name) for entry in names))
@@ -630,15 +633,9 @@ def _refusals_for_body(record: Record, table: str) -> tuple[dict[str, Any], ...]
     a chat-completions body, those naming no API, as makers_api_unanswered says; in another
     API's body, those naming that API, as _judged_body_api says."""
     if _body_api(record) is None:
-        return tuple(entry for entry in _makers_entries(record, table) if "api" not in entry)
+        return entries_for_api(table, None, record.model) if record.model and makers_api_unanswered(record) else ()
     api = _judged_body_api(record)
-    return tuple(entry for entry in _entries_naming(table, record.model) if entry.get("api") == api) if api else ()
-
-
-@lru_cache(maxsize=256)
-def tool_name_rules(api: str | None, model: str) -> tuple[dict[str, Any], ...]:
-    """The tool_names entries of an API's bodies (None: chat completions) that name the model, answered or not."""
-    return tuple(entry for entry in _entries_naming("tool_names", model) if entry.get("api") == api)
+    return entries_for_api(table, api, record.model) if api else ()
 
 
 def refused_name(entry: dict[str, Any], name: str) -> str | None:
