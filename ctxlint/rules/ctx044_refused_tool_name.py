@@ -10,29 +10,30 @@ from ctxlint.rules.base import Rule, Violation
 class RefusedToolName(Rule):
     """
     ## What it does
-    Flags a function name the model's API refuses, in the tools a request declares or in
-    a tool call of its history: for OpenAI's models (chat completions), a name of other
-    characters than letters, digits, `_` and `-`, or longer than 64 characters, in the
-    tools and in the history's calls alike; for DeepSeek's, the same in the tools; in a
-    Responses API body, such characters in a function tool's name; in a Messages API
-    body to Claude, a tool name of such characters or longer than 128 characters, and a
-    call in the history named with more than 200; in a Gemini body, a declaration whose
-    name does not start with a letter or `_`, holds other characters than letters,
-    digits, `_`, `.`, `:` and `-`, or is longer than 64. The model profiles' data says
-    which API refuses what, with its sources. Judged where the request names the model
-    as its maker's API does (no gateway `org/` prefix; a chat-completions body with no
-    `:tag`), the log records its settings and no successful reply to it is logged; a
-    name a host took in a request it answered earlier in the session is left alone (every
-    request since sending it too). Each name is reported once per session, where it
-    starts: at its declaration, or at the call whose history first carries it.
+    Flags a function name the model's API refuses, in the tools a request declares or in a
+    tool call of its history: for OpenAI's models (chat completions), a name of other
+    characters than letters, digits, `_` and `-`, or longer than 64 characters, in the tools
+    and in the history's calls alike; for DeepSeek's, the same in the tools; for Moonshot's
+    (Kimi), a tool name that does not start with a letter or holds such characters; in a
+    Responses API body, such characters in a function tool's name; in a Messages API body to
+    Claude, a tool name of such characters or longer than 128 characters, and a call in the
+    history named with more than 200; in a Gemini body, a declaration whose name does not
+    start with a letter or `_`, holds other characters than letters, digits, `_`, `.`, `:`
+    and `-`, or is longer than 64. The model profiles' data says which API refuses what,
+    with its sources. Judged where the request names the model as its maker's API does (no
+    gateway `org/` prefix; a chat-completions body with no `:tag`), the log records its
+    settings and no successful reply to it is logged; a name a host took in a request it
+    answered earlier in the session is left alone (every request since sending it too). Each
+    name is reported once per session, where it starts: at its declaration, or at the call
+    whose history first carries it.
 
     ## Why is this bad?
-    The API answers 400 ("Invalid 'tools[0].function.name': string does not match
-    pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", "string too
-    long. Expected a string with maximum length 64", "tools.16.custom.name: String should
-    match pattern '^[a-zA-Z0-9_-]{1,128}$'") before the model sees anything, so no
-    request of the session gets through. It happens when an app declares MCP tools under
-    names built from the server's (`github.create_issue`, `server/tool`, `mcp__server__a_long_tool_name`),
+    The API answers 400 ("Invalid 'tools[0].function.name': string does not match pattern.
+    Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", "string too long.
+    Expected a string with maximum length 64", "tools.16.custom.name: String should match
+    pattern '^[a-zA-Z0-9_-]{1,128}$'") before the model sees anything, so no request of the
+    session gets through. It happens when an app declares MCP tools under names built from
+    the server's (`github.create_issue`, `server/tool`, `mcp__server__a_long_tool_name`),
     from an OpenAPI path (`GET_/users/{id}`) or from a title with spaces, and when a
     conversation moves to a provider whose limit is stricter than the last one's: the
     history's calls keep the old names.
