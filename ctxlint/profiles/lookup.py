@@ -8,13 +8,13 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import orjson
 
 from ctxlint.chat import BLANK_CONTENT, INPUT_ITEM_NOTES, MESSAGE_ITEM_IDS, REASONING_FIELDS, SAID_MEMBERS, announces_summary, as_sent, carries_summary, dotted, first_tool_message, key_text, last_user_index, last_user_turn_index, provider_compaction, role_of, tagged_block_names, text_of
 from ctxlint.ingest import openai_responses
-from ctxlint.request_terms import function_names
+from ctxlint.request_terms import FunctionName, function_names
 
 if TYPE_CHECKING:
     from ctxlint.ingest.record import Record
@@ -599,8 +599,7 @@ def settings_sent(record: Record) -> frozenset[tuple[str, str]]:
                     if past_cache_limit(entry, breakpoints))
     names = entries_for_api("tool_names", _body_api(record), record.model) if record.model else ()
     if names:
-        sent.update(tool_name_sent(function.name) for function in function_names(request)
-                    if any(function.sent_in in entry["judges"] and refused_name(entry, function.name) for entry in names))
+        sent.update(tool_name_sent(function.name) for function, _, _ in refused_function_names(names, request))
     messages = request.get("messages") or ()
     if "tools" not in request and first_tool_message(messages) is not None:
         sent.add(TOOLS_UNDECLARED)
@@ -638,9 +637,24 @@ def _refusals_for_body(record: Record, table: str) -> tuple[dict[str, Any], ...]
     return entries_for_api(table, api, record.model) if api else ()
 
 
-def refused_name(entry: dict[str, Any], name: str) -> str | None:
-    """What a tool_names entry's API refuses of a function's name: "pattern" (characters it
-    does not take) or "length" (longer than it takes); else None."""
+def refused_function_names(entries: tuple[dict[str, Any], ...], request: dict[str, Any]) -> Iterator[tuple[FunctionName, dict[str, Any], str]]:
+    """Each function name the request sends (request_terms.function_names) that one of the
+    tool_names entries refuses, with that entry and what it refuses: "pattern" (characters
+    it does not take), "length" (longer than it takes) or "duplicate" (a second tool under a
+    name the tools declare already, where the entry says names are `unique`)."""
+    declared: set[str] = set()
+    for function in function_names(request):
+        judging = [entry for entry in entries if function.sent_in in entry["judges"]]
+        refused = next(((entry, why) for entry in judging if (why := _refused_name(entry, function.name)) is not None), None)
+        if function.sent_in == "tools":
+            if refused is None and function.name in declared:
+                refused = next(((entry, "duplicate") for entry in judging if entry.get("unique")), None)
+            declared.add(function.name)
+        if refused is not None:
+            yield function, *refused
+
+
+def _refused_name(entry: dict[str, Any], name: str) -> str | None:
     if "pattern" in entry and not _name_pattern(entry["pattern"]).fullmatch(name):
         return "pattern"
     return "length" if "most" in entry and len(name) > entry["most"] else None

@@ -43,7 +43,8 @@ ERROR_CLASSES = (
     # a function name the API refuses (its characters, its length)
     ("tool name", re.compile(r"function\.name'?: string (?:does not match pattern|too long)|tools\.\d+\.custom\.name"
                              r"|tools\[\d+\]\.name'?: string does not match pattern|tool_use\.name: String should have at most"
-                             r"|Invalid function name|function name is invalid", re.IGNORECASE)),
+                             r"|Invalid function name|function name is invalid|tool names must be unique"
+                             r"|Duplicate function declaration", re.IGNORECASE)),
     # prompt-cache breakpoints the API refuses (Anthropic's: more than four, a 1-hour one after a 5-minute one)
     ("cache breakpoints", re.compile(r"blocks with cache_control may be provided|cache_control block must not come after", re.IGNORECASE)),
     ("thinking/reasoning", re.compile(r"reasoning|thinking|thought|思考", re.IGNORECASE)),
