@@ -97,7 +97,8 @@ REFUSED = {"refused_setting": "Unsupported parameter: 'max_tokens' is not suppor
            "message_reasoning_dropped": "Item 'msg_…' of type 'message' was provided without its required preceding item of type 'reasoning'.",
            "system_before_user": "messages.N: role 'system' must precede an 'assistant' message or end the array",
            "reply_items_twice": "Duplicate item found with id rs_…. Remove duplicate items from your input and try again.",
-           "dotted_tool_name": "Invalid 'tools[2].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'."}
+           "dotted_tool_name": "Invalid 'tools[2].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+           "tools_declared_twice": "tools: Tool names must be unique."}
 # refused once a request of the conversation marks a fifth block for the prompt cache
 CACHE_MARKERS_REFUSED = "A maximum of 4 blocks with cache_control may be provided. Found 5."
 
@@ -114,7 +115,7 @@ STORED_DEFECTS = CALL_TURN_DEFECTS + MESSAGE_ITEM_DEFECTS + ("two_users", "marku
                                                             "system_before_user")
 # the app marks each user message for the prompt cache and never takes a marker off: refused once a fifth appears
 DEFECTS = STORED_DEFECTS + ("thinking_disabled", "unaccepted_effort", "refused_setting", "trim_cut", "overflow", "sliding_window", "lost_user_message",
-                            "tools_left_out", "cache_markers_kept", "dotted_tool_name")
+                            "tools_left_out", "cache_markers_kept", "dotted_tool_name", "tools_declared_twice")
 MISTRAL = next(style for style in STYLES if style.model.startswith("mistral"))
 CLAUDE_NO_PREFILL = next(style for style in STYLES if style.model == "claude-sonnet-4-6")
 STORED_RESPONSES = next(style for style in STYLES if style.model == "gpt-5.2")
@@ -221,7 +222,11 @@ class Conversation:
 
     def request(self) -> dict:
         mcp = self.style.api == "gemini" or (self.defect == "dotted_tool_name" and self.turn >= self.defect_turn)
-        body = {"model": self.style.model, "messages": self.sent_messages(), "tools": TOOLS + [MCP_TOOL] if mcp else TOOLS}
+        tools = TOOLS + [MCP_TOOL] if mcp else TOOLS
+        # a tool server reconnected: its tools appended again (OpenAI's API takes that; the Messages API does not)
+        if (self.style.model == "gpt-4o" and int(self.id[1:]) % 3 == 0) or (self.defect == "tools_declared_twice" and self.turn >= self.defect_turn):
+            tools = tools + TOOLS
+        body = {"model": self.style.model, "messages": self.sent_messages(), "tools": tools}
         body.update(self.style.settings)
         body.update(REJECTED.get(self.defect, {}))
         return body
@@ -350,7 +355,7 @@ class Simulator:
             style = rng.choice([s for s in STYLES if s.passback_on_tool_turns])
         if defect == "edited_reasoning":  # judged where the profile asks the reasoning back, compared field to field
             style = rng.choice([s for s in STYLES if s.passback_on_tool_turns and s.reasoning in ("reasoning_content", "thinking")])
-        if defect in ("tools_left_out", "cache_markers_kept"):  # what the Messages API refuses
+        if defect in ("tools_left_out", "cache_markers_kept", "tools_declared_twice"):  # what the Messages API refuses
             style = rng.choice([s for s in STYLES if s.api == "anthropic"])
         if defect in MESSAGE_ITEM_DEFECTS:  # the Responses API pairs items by their ids where it stores them
             style = STORED_RESPONSES
@@ -603,6 +608,7 @@ class Simulator:
             "reply_items_twice": ("CTX042",),  # a resumed session appends the reply's items again
             "cache_markers_kept": ("CTX043",),  # where the fifth marker appears
             "dotted_tool_name": ("CTX044",),
+            "tools_declared_twice": ("CTX044", "CTX044"),  # each name declared again
             "markup_residue": ("CTX018",),
             "truncated_reply_reused": ("CTX021",),
             "text_only_history": ("CTX016",),
