@@ -43,16 +43,18 @@ _PROVIDER_PRIORITY = ("zai", "zhipuai", "deepseek", "moonshotai", "minimax", "al
 @dataclass(frozen=True, slots=True)
 class SettingRefusal:
     """A setting a model refuses (while thinking is on, for a thinking conflict): sent at
-    all (no condition), or equal to `value`, other than `other_than`, or below `below`."""
+    all (no condition), or equal to `value`, other than `other_than`, or below `below`;
+    with `without`, only in a request that does not send that member."""
 
     path: str
     value: Any = None
     other_than: Any = None
     below: float | None = None
     instead: str | None = None  # what the model takes in its place
+    without: str | None = None  # a top-level member whose absence the refusal needs (tool_choice without tools)
 
-    def refuses(self, sent: Any) -> bool:
-        if sent is None:
+    def refuses(self, sent: Any, request: dict[str, Any]) -> bool:
+        if sent is None or (self.without is not None and self.without in request):
             return False
         if self.value is not None:
             return sent == self.value
@@ -61,6 +63,10 @@ class SettingRefusal:
         if self.below is not None:
             return isinstance(sent, (int, float)) and not isinstance(sent, bool) and sent < self.below
         return True
+
+    def sent_as(self, sent: Any) -> tuple[str, str]:
+        """How settings_sent names the setting sent as `sent`, where this refusal holds."""
+        return (self.path if self.without is None else f"{self.path} without {self.without}", key_text(sent))
 
     def advice(self) -> str:
         """What to send instead, said to the user."""
@@ -556,13 +562,19 @@ def refused_settings(record: Record) -> tuple[tuple[dict[str, Any], SettingRefus
 
 @lru_cache(maxsize=1024)
 def _setting_refusals(model: str) -> tuple[tuple[dict[str, Any], SettingRefusal], ...]:
-    return tuple((entry, SettingRefusal(**{name: entry[name] for name in ("path", "value", "other_than", "below", "instead") if name in entry}))
-                 for entry in _entries_naming("setting_refusals", model))
+    return tuple((entry, _setting_refusal(entry)) for entry in _entries_naming("setting_refusals", model))
+
+
+def _setting_refusal(entry: dict[str, Any]) -> SettingRefusal:
+    return SettingRefusal(**{name: entry[name] for name in ("path", "value", "other_than", "below", "instead", "without") if name in entry})
 
 
 @lru_cache(maxsize=1)
-def _refused_setting_paths() -> tuple[str, ...]:
-    return tuple(dict.fromkeys(entry["path"] for entry in _table()["setting_refusals"]))
+def _refused_setting_shapes() -> tuple[SettingRefusal, ...]:
+    """One refusal per setting path and condition the setting_refusals entries name: what
+    settings_sent looks at in every request."""
+    shapes = dict.fromkeys((entry["path"], entry.get("without")) for entry in _table()["setting_refusals"])
+    return tuple(SettingRefusal(path, without=without) for (path, without) in shapes)
 
 
 # settings_sent's mark of a request that declares no tools while its messages carry tool calls or results
@@ -604,10 +616,10 @@ def settings_sent(record: Record) -> frozenset[tuple[str, str]]:
     if "tools" not in request and first_tool_message(messages) is not None:
         sent.add(TOOLS_UNDECLARED)
     sent.update(input_noted(note) for note in INPUT_ITEM_NOTES if any(type(message) is dict and note in message for message in messages))
-    for path in _refused_setting_paths():
-        value = dotted(request, path)
-        if value is not None and not isinstance(value, (dict, list)):
-            sent.add((path, key_text(value)))
+    for shape in _refused_setting_shapes():
+        value = dotted(request, shape.path)
+        if not isinstance(value, (dict, list)) and shape.refuses(value, request):
+            sent.add(shape.sent_as(value))
     return frozenset(sent)
 
 

@@ -91,10 +91,10 @@ class DisabledThinkingFlag(Rule):
         switched_on = thinking.get("type") if isinstance(thinking, dict) else None
         if switched_on is not None and switched_on in profile.thinking_types:
             # what the model refuses with thinking on or off is CTX037's (Claude Opus 4.7 and newer: temperature)
-            refused = {refusal.path for _, refusal in refused_settings(ctx.turn.record) if refusal.refuses(dotted(ctx.request, refusal.path))}
+            refused = {refusal.path for _, refusal in refused_settings(ctx.turn.record) if refusal.refuses(dotted(ctx.request, refusal.path), ctx.request)}
             for conflict in profile.thinking_conflicts:
                 sent = dotted(ctx.request, conflict.path)
-                if conflict.refuses(sent):
+                if conflict.refuses(sent, ctx.request):
                     yield Violation(
                         f"{profile.id} rejects {conflict.path} = {as_sent(sent)} while thinking is on (thinking.type {as_sent(switched_on)}); "
                         f"{conflict.advice()}",

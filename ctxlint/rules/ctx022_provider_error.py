@@ -33,7 +33,8 @@ ERROR_CLASSES = (
                            r"|final assistant content cannot end with trailing whitespace|final block in an assistant message cannot be"
                            r"|expected last role", re.IGNORECASE)),
     # a request setting the model's API refuses (OpenAI's reasoning models: max_tokens, temperature)
-    ("setting", re.compile(r"unsupported parameter|unsupported value|is not supported with this model|only the default \(1\) value", re.IGNORECASE)),
+    ("setting", re.compile(r"unsupported parameter|unsupported value|is not supported with this model|only the default \(1\) value"
+                           r"|is only allowed when 'tools' are specified", re.IGNORECASE)),
     # tool calls in the history of a request that declares no tools (Anthropic, Bedrock Converse)
     ("tool definitions", re.compile(r"must define tools|toolConfig field must be defined", re.IGNORECASE)),
     # a request that refers the provider to a reply or item it did not keep (the Responses API's
