@@ -66,7 +66,8 @@ STYLES = [
     # thinking models whose reasoning no profile asks back: dropping it even on tool-call turns is legal
     Style("doubao-seed-1-6-250615", "reasoning_content", False, {"thinking": {"type": "enabled"}}),
     Style("qwen3-235b-a22b", "reasoning_content", False, {"enable_thinking": True}),
-    Style("gpt-4o", None, False, {"max_tokens": 1024, "temperature": 0.3}),  # settings the reasoning models refuse
+    # settings the reasoning models refuse, and tool settings OpenAI's API takes only beside tools
+    Style("gpt-4o", None, False, {"max_tokens": 1024, "temperature": 0.3, "tool_choice": "auto", "parallel_tool_calls": True}),
     Style("mistral-large-latest", None, False, short_call_ids=True),
     Style("gpt-5", None, False, {"reasoning_effort": "low"}, prompt_role="developer"),
     Style("claude-sonnet-4-5", "thinking", True, {"thinking": {"type": "enabled", "budget_tokens": 2048}}, api="anthropic"),
@@ -98,7 +99,8 @@ REFUSED = {"refused_setting": "Unsupported parameter: 'max_tokens' is not suppor
            "system_before_user": "messages.N: role 'system' must precede an 'assistant' message or end the array",
            "reply_items_twice": "Duplicate item found with id rs_…. Remove duplicate items from your input and try again.",
            "dotted_tool_name": "Invalid 'tools[2].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
-           "tools_declared_twice": "tools: Tool names must be unique."}
+           "tools_declared_twice": "tools: Tool names must be unique.",
+           "tool_choice_without_tools": "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified."}
 # refused once a request of the conversation marks a fifth block for the prompt cache
 CACHE_MARKERS_REFUSED = "A maximum of 4 blocks with cache_control may be provided. Found 5."
 
@@ -115,7 +117,8 @@ STORED_DEFECTS = CALL_TURN_DEFECTS + MESSAGE_ITEM_DEFECTS + ("two_users", "marku
                                                             "system_before_user")
 # the app marks each user message for the prompt cache and never takes a marker off: refused once a fifth appears
 DEFECTS = STORED_DEFECTS + ("thinking_disabled", "unaccepted_effort", "refused_setting", "trim_cut", "overflow", "sliding_window", "lost_user_message",
-                            "tools_left_out", "cache_markers_kept", "dotted_tool_name", "tools_declared_twice")
+                            "tools_left_out", "cache_markers_kept", "dotted_tool_name", "tools_declared_twice",
+                            "tool_choice_without_tools")
 MISTRAL = next(style for style in STYLES if style.model.startswith("mistral"))
 CLAUDE_NO_PREFILL = next(style for style in STYLES if style.model == "claude-sonnet-4-6")
 STORED_RESPONSES = next(style for style in STYLES if style.model == "gpt-5.2")
@@ -361,6 +364,8 @@ class Simulator:
             style = STORED_RESPONSES
         if defect == "system_before_user":  # the Messages API places system messages in the conversation
             style = SYSTEM_NOTES
+        if defect == "tool_choice_without_tools":  # the agent's settings for OpenAI's API, tools taken away
+            style = next(s for s in STYLES if "tool_choice" in s.settings)
         if defect == "dotted_tool_name":  # the MCP server connected mid-session, to an OpenAI model
             style = rng.choice([s for s in STYLES if s.api == "chat" and s.model.startswith("gpt-")])
         if defect in ("arguments_as_object", "markup_residue"):  # chat-completions spellings
@@ -440,6 +445,8 @@ class Simulator:
                 c.defect_turn += 1
                 c.turns = max(c.turns, c.defect_turn)
                 defect_now = None
+        if defect_now == "tool_choice_without_tools":  # a last step to get an answer in text: tools gone, tool settings kept
+            del request["tools"]
         if defect_now == "lost_user_message":  # the app sends the history without the user's newest message
             request["messages"] = request["messages"][:-1]
         c.sent = len(c.history)
@@ -609,6 +616,7 @@ class Simulator:
             "cache_markers_kept": ("CTX043",),  # where the fifth marker appears
             "dotted_tool_name": ("CTX044",),
             "tools_declared_twice": ("CTX044", "CTX044"),  # each name declared again
+            "tool_choice_without_tools": ("CTX037", "CTX037"),  # tool_choice and parallel_tool_calls
             "markup_residue": ("CTX018",),
             "truncated_reply_reused": ("CTX021",),
             "text_only_history": ("CTX016",),
