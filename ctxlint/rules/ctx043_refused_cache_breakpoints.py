@@ -77,11 +77,8 @@ class RefusedCacheBreakpoints(Rule):
             broken = past_cache_limit(refusal, breakpoints)
             if not broken or (taken is not None and cache_refusal_sent(refusal) in taken.settings):
                 continue  # within what the API takes, or the host answered the same before
-            where = [record.source_map.pointer(breakpoint.pointer) for breakpoint in breakpoints]
-            if refusal["refuses"] == "more_breakpoints":
-                says, evidence = _too_many(breakpoints, where, refusal)
-            else:
-                says, evidence = _longer_after_shorter(broken, record.source_map.pointer, refusal)
+            judge = _too_many if refusal["refuses"] == "more_breakpoints" else _longer_after_shorter
+            says, evidence = judge(breakpoints, broken, record.source_map.pointer, refusal)
             at = broken[-1]
             yield Violation(
                 f"{says}: {refusal['by']} answers {refusal['status']} ({refusal['error']!r})", key=cache_refusal_sent(refusal),
@@ -90,8 +87,8 @@ class RefusedCacheBreakpoints(Rule):
             )
 
 
-def _too_many(breakpoints, where: list[str], refusal: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    explicit = [pointer for breakpoint, pointer in zip(breakpoints, where) if not breakpoint.automatic]
+def _too_many(breakpoints, broken, body_pointer, refusal: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    explicit = [body_pointer(breakpoint.pointer) for breakpoint in breakpoints if not breakpoint.automatic]
     automatic = len(explicit) < len(breakpoints)
     says = (f"the request marks {len(explicit)} blocks with cache_control ({', '.join(explicit)})"
             + (" and sets the top-level cache_control (automatic caching), which takes a breakpoint of its own" if automatic else "")
@@ -102,7 +99,7 @@ def _too_many(breakpoints, where: list[str], refusal: dict[str, Any]) -> tuple[s
     return says, {"breakpoints": len(breakpoints), "most": refusal["most"], "marked_blocks": explicit, "automatic_caching": automatic}
 
 
-def _longer_after_shorter(broken, body_pointer, refusal: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def _longer_after_shorter(breakpoints, broken, body_pointer, refusal: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     shorter, longer = broken
     shorter_ttl = shorter.ttl or refusal["default_ttl"]
     says = (f"the cache_control at {body_pointer(longer.pointer)} asks for ttl {longer.ttl!r} after the one at "
