@@ -8,13 +8,13 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable
 
 import orjson
 
 from ctxlint.chat import BLANK_CONTENT, INPUT_ITEM_NOTES, MESSAGE_ITEM_IDS, REASONING_FIELDS, SAID_MEMBERS, announces_summary, as_sent, carries_summary, dotted, first_tool_message, key_text, last_user_index, last_user_turn_index, provider_compaction, role_of, tagged_block_names, text_of
 from ctxlint.ingest import openai_responses
-from ctxlint.request_terms import FunctionName, function_names
+from ctxlint.request_terms import called_function_names, declared_function_names
 
 if TYPE_CHECKING:
     from ctxlint.ingest.record import Record
@@ -611,7 +611,7 @@ def settings_sent(record: Record) -> frozenset[tuple[str, str]]:
                     if past_cache_limit(entry, breakpoints))
     names = entries_for_api("tool_names", _body_api(record), record.model) if record.model else ()
     if names:
-        sent.update(tool_name_sent(function.name) for function, _, _ in refused_function_names(names, request))
+        sent.update(tool_name_sent(name) for _, name in refused_function_names(names, request))
     messages = request.get("messages") or ()
     if "tools" not in request and first_tool_message(messages) is not None:
         sent.add(TOOLS_UNDECLARED)
@@ -649,21 +649,29 @@ def _refusals_for_body(record: Record, table: str) -> tuple[dict[str, Any], ...]
     return entries_for_api(table, api, record.model) if api else ()
 
 
-def refused_function_names(entries: tuple[dict[str, Any], ...], request: dict[str, Any]) -> Iterator[tuple[FunctionName, dict[str, Any], str]]:
-    """Each function name the request sends (request_terms.function_names) that one of the
-    tool_names entries refuses, with that entry and what it refuses: "pattern" (characters
-    it does not take), "length" (longer than it takes) or "duplicate" (a second tool under a
-    name the tools declare already, where the entry says names are `unique`)."""
-    declared: set[str] = set()
-    for function in function_names(request):
-        judging = [entry for entry in entries if function.sent_in in entry["judges"]]
-        refused = next(((entry, why) for entry in judging if (why := _refused_name(entry, function.name)) is not None), None)
-        if function.sent_in == "tools":
-            if refused is None and function.name in declared:
-                refused = next(((entry, "duplicate") for entry in judging if entry.get("unique")), None)
-            declared.add(function.name)
+def refused_function_names(entries: tuple[dict[str, Any], ...], request: dict[str, Any]) -> dict[tuple[str, str], tuple[dict[str, Any], str]]:
+    """The function names a request sends that one of the tool_names entries refuses, as
+    (where it sends them: "tools" or "calls", the name) -> (the entry, what it refuses:
+    "pattern", characters it does not take; "length", longer than it takes; "duplicate", a
+    name the tools declare twice, where the entry says names are `unique`)."""
+    declared = declared_function_names(request)
+    distinct = dict.fromkeys(declared)
+    judged = [("tools", name) for name in distinct]
+    if any("calls" in entry["judges"] for entry in entries):
+        judged += [("calls", name) for name in called_function_names(request)]
+    verdicts = {}
+    for sent_in, name in judged:
+        refused = next(((entry, why) for entry in entries if sent_in in entry["judges"] and (why := _refused_name(entry, name)) is not None), None)
         if refused is not None:
-            yield function, *refused
+            verdicts[sent_in, name] = refused
+    unique = next((entry for entry in entries if "tools" in entry["judges"] and entry.get("unique")), None)
+    if unique is not None and len(distinct) < len(declared):  # a name declared twice
+        seen: set[str] = set()
+        for name in declared:
+            if name in seen:
+                verdicts.setdefault(("tools", name), (unique, "duplicate"))
+            seen.add(name)
+    return verdicts
 
 
 def _refused_name(entry: dict[str, Any], name: str) -> str | None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ctxlint.profiles import refused_function_names, refused_tool_names, tool_name_sent
+from ctxlint.request_terms import function_names
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -66,12 +67,20 @@ class RefusedToolName(Rule):
         refusals = refused_tool_names(ctx.turn.record)
         if not refusals:
             return
-        taken, record, judged_before = ctx.taken, ctx.turn.record, ctx.unchanged(self)
-        for function, entry, why in refused_function_names(refusals, ctx.request):
-            if function.message_index is not None and function.message_index < judged_before:
-                continue  # a call the previous request sent: judged there
+        verdicts = refused_function_names(refusals, ctx.request)
+        if not verdicts:
+            return
+        taken, record, declared = ctx.taken, ctx.turn.record, set()
+        # the calls the previous request sent were judged there
+        for function in function_names(ctx.request, calls_from=ctx.unchanged(self)):
+            verdict = verdicts.get((function.sent_in, function.name))
+            first_declaration = function.sent_in == "tools" and function.name not in declared
+            declared.add(function.name)
+            if verdict is None or (verdict[1] == "duplicate" and first_declaration):
+                continue
             if taken is not None and tool_name_sent(function.name) in taken.settings:
                 continue  # the host answered the same name before
+            entry, why = verdict
             said = {"pattern": f"breaks the form a function name must take ({entry.get('takes')})",
                     "length": f"is {len(function.name)} characters long, more than the {entry.get('most')} it takes",
                     "duplicate": "is declared a second time, and names must be unique"}[why]
