@@ -56,32 +56,41 @@ class FunctionName(NamedTuple):
 def function_names(request: dict, calls_from: int = 0) -> Iterator[FunctionName]:
     """The names of the functions a request declares, then those its history's tool calls
     carry, from message `calls_from` on."""
+    for index, name in _declared(request):
+        yield FunctionName("tools", name, f"/tools/{index}/function/name")
+    for index, position, name, call_id in _called(request, calls_from):
+        yield FunctionName("calls", name, f"/messages/{index}/tool_calls/{position}/function/name", index, call_id)
+
+
+def declared_function_names(request: dict) -> list[str]:
+    """The names of the functions a request's tools declare, in order, repeats kept."""
+    return [name for _, name in _declared(request)]
+
+
+def called_function_names(request: dict) -> set[str]:
+    """The names the tool calls of a request's history carry."""
+    return {name for _, _, name, _ in _called(request, 0)}
+
+
+def _declared(request: dict) -> Iterator[tuple[int, str]]:
+    """(index in `tools`, name) of each function tool a request declares under a name."""
     tools = request.get("tools")
     for index, tool in enumerate(tools if isinstance(tools, list) else ()):
         function = tool.get("function") if isinstance(tool, dict) else None
         if isinstance(function, dict) and isinstance(function.get("name"), str):
-            yield FunctionName("tools", function["name"], f"/tools/{index}/function/name")
+            yield index, function["name"]
+
+
+def _called(request: dict, calls_from: int) -> Iterator[tuple[int, int, str, Any]]:
+    """(message index, index in its tool_calls, name, id) of each named tool call of a
+    request's history, from message `calls_from` on."""
     messages = request.get("messages") or []
     for index in range(calls_from, len(messages)):
         calls = messages[index].get("tool_calls") if type(messages[index]) is dict else None
         for position, call in enumerate(calls if isinstance(calls, list) else ()):
             function = call.get("function") if isinstance(call, dict) else None
             if isinstance(function, dict) and isinstance(function.get("name"), str):
-                yield FunctionName("calls", function["name"], f"/messages/{index}/tool_calls/{position}/function/name", index, call.get("id"))
-
-
-def declared_function_names(request: dict) -> list[str]:
-    """The names of the functions a request's tools declare, in order, repeats kept."""
-    tools = request.get("tools")
-    return [function["name"] for tool in (tools if isinstance(tools, list) else ())
-            if isinstance(tool, dict) and isinstance(function := tool.get("function"), dict) and isinstance(function.get("name"), str)]
-
-
-def called_function_names(request: dict) -> set[str]:
-    """The names the tool calls of a request's history carry."""
-    return {function["name"] for message in request.get("messages") or () if type(message) is dict
-            for call in message.get("tool_calls") or () if isinstance(call, dict)
-            and isinstance(function := call.get("function"), dict) and isinstance(function.get("name"), str)}
+                yield index, position, function["name"], call.get("id")
 
 
 FORCING_CHOICES = ("required", "any", "function", "tool", "allowed_tools", "custom")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import gzip
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -666,11 +667,9 @@ def refused_function_names(entries: tuple[dict[str, Any], ...], request: dict[st
             verdicts[sent_in, name] = refused
     unique = next((entry for entry in entries if "tools" in entry["judges"] and entry.get("unique")), None)
     if unique is not None and len(distinct) < len(declared):  # a name declared twice
-        seen: set[str] = set()
-        for name in declared:
-            if name in seen:
+        for name, count in Counter(declared).items():
+            if count > 1:
                 verdicts.setdefault(("tools", name), (unique, "duplicate"))
-            seen.add(name)
     return verdicts
 
 
