@@ -11,12 +11,8 @@ from ctxlint.ingest.record import Record
 
 def declared_tools(request: dict) -> dict[str, dict]:
     """Function name -> its declaration, from `tools` (and legacy `functions`)."""
-    declared = {}
-    tools, functions = request.get("tools"), request.get("functions")
-    for tool in tools if isinstance(tools, list) else ():
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if isinstance(function, dict) and isinstance(function.get("name"), str):
-            declared[function["name"]] = function
+    declared = {function["name"]: function for _, function in _declared(request)}
+    functions = request.get("functions")
     for function in functions if isinstance(functions, list) else ():  # not in the schema: anything may stand there
         if isinstance(function, dict) and isinstance(function.get("name"), str):
             declared[function["name"]] = function
@@ -56,15 +52,15 @@ class FunctionName(NamedTuple):
 def function_names(request: dict, calls_from: int = 0) -> Iterator[FunctionName]:
     """The names of the functions a request declares, then those its history's tool calls
     carry, from message `calls_from` on."""
-    for index, name in _declared(request):
-        yield FunctionName("tools", name, f"/tools/{index}/function/name")
+    for index, function in _declared(request):
+        yield FunctionName("tools", function["name"], f"/tools/{index}/function/name")
     for index, position, name, call_id in _called(request, calls_from):
         yield FunctionName("calls", name, f"/messages/{index}/tool_calls/{position}/function/name", index, call_id)
 
 
 def declared_function_names(request: dict) -> list[str]:
     """The names of the functions a request's tools declare, in order, repeats kept."""
-    return [name for _, name in _declared(request)]
+    return [function["name"] for _, function in _declared(request)]
 
 
 def called_function_names(request: dict) -> set[str]:
@@ -72,13 +68,13 @@ def called_function_names(request: dict) -> set[str]:
     return {name for _, _, name, _ in _called(request, 0)}
 
 
-def _declared(request: dict) -> Iterator[tuple[int, str]]:
-    """(index in `tools`, name) of each function tool a request declares under a name."""
+def _declared(request: dict) -> Iterator[tuple[int, dict]]:
+    """(index in `tools`, declaration) of each function tool a request declares under a name."""
     tools = request.get("tools")
     for index, tool in enumerate(tools if isinstance(tools, list) else ()):
         function = tool.get("function") if isinstance(tool, dict) else None
         if isinstance(function, dict) and isinstance(function.get("name"), str):
-            yield index, function["name"]
+            yield index, function
 
 
 def _called(request: dict, calls_from: int) -> Iterator[tuple[int, int, str, Any]]:
