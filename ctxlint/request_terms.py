@@ -89,6 +89,34 @@ def _called(request: dict, calls_from: int) -> Iterator[tuple[int, int, str, Any
                 yield index, position, function["name"], call.get("id")
 
 
+def declared_functions(request: dict) -> list[tuple[int, dict]]:
+    """(index in `tools`, declaration) of each function tool a request declares under a name."""
+    return list(_declared(request))
+
+
+def schema_parameters(schema: Any) -> tuple[int, int]:
+    """(optional, union) parameters of a tool's schema: the properties their object's
+    `required` does not list, and those whose `type` is a list of more than one or that
+    hold `anyOf`, through nested objects' properties and array items."""
+    optional = union = 0
+    pending = [schema]
+    while pending:
+        node = pending.pop()
+        if not isinstance(node, dict):
+            continue
+        properties, required = node.get("properties"), node.get("required")
+        if isinstance(properties, dict):
+            listed = {name for name in required if isinstance(name, str)} if isinstance(required, list) else set()
+            for name, value in properties.items():
+                optional += name not in listed
+                if isinstance(value, dict):
+                    kinds = value.get("type")
+                    union += (isinstance(kinds, list) and len(kinds) > 1) or isinstance(value.get("anyOf"), list)
+                    pending.append(value)
+        pending.append(node.get("items"))
+    return optional, union
+
+
 FORCING_CHOICES = ("required", "any", "function", "tool", "allowed_tools", "custom")
 
 

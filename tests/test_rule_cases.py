@@ -98,6 +98,8 @@ def test_a_temperature_claude_refuses_with_thinking_on_or_off_is_ctx037s_and_ctx
     ("CTX043/fail_marker_added_to_each_new_user_message", 3, "cache breakpoints"),
     # MCP tool names with a dot and a slash
     ("CTX044/fail_tool_names_openai_refuses", 1, "tool name"),
+    # an MCP server of 130 tools connected mid-session
+    ("CTX045/fail_tools_and_calls_past_what_openai_takes", 2, "tool count"),
 ])
 def test_a_logged_400_of_a_defect_a_rule_names_is_that_rules_and_ctx022s_without_it(case, line, error_class):
     """The request's 400 is logged: one defect, the rule's; CTX022 reports the error,

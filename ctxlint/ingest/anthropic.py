@@ -286,8 +286,10 @@ def chat_tool(tool: Any) -> Any:
     keeps its type, which is how rules know the provider runs it."""
     if not isinstance(tool, dict) or (tool.get("type") not in (None, "custom")):
         return tool
-    return {"type": "function", "function": {"name": tool.get("name"), "description": tool.get("description"),
-                                             "parameters": tool.get("input_schema")}}
+    function = {"name": tool.get("name"), "description": tool.get("description"), "parameters": tool.get("input_schema")}
+    if "strict" in tool:  # its schema is compiled into the grammar the reply is sampled with
+        function["strict"] = tool["strict"]
+    return {"type": "function", "function": function}
 
 
 def is_message_body(body: Any) -> bool:

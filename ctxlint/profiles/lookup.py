@@ -9,13 +9,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 
 import orjson
 
 from ctxlint.chat import BLANK_CONTENT, INPUT_ITEM_NOTES, MESSAGE_ITEM_IDS, REASONING_FIELDS, SAID_MEMBERS, announces_summary, as_sent, carries_summary, dotted, first_tool_message, key_text, last_user_index, last_user_turn_index, provider_compaction, role_of, tagged_block_names, text_of
 from ctxlint.ingest import openai_responses
-from ctxlint.request_terms import called_function_names, declared_function_names
+from ctxlint.request_terms import called_function_names, declared_function_names, declared_functions, schema_parameters
 
 if TYPE_CHECKING:
     from ctxlint.ingest.record import Record
@@ -597,11 +597,17 @@ def tool_name_sent(name: str) -> tuple[str, str]:
     return ("function name", name)
 
 
+def tool_count_sent(entry: dict[str, Any]) -> tuple[str, str]:
+    """How settings_sent names more of a kind than a tool_counts entry says its API takes."""
+    return ("tool count", entry["counts"])
+
+
 def settings_sent(record: Record) -> frozenset[tuple[str, str]]:
     """What a request sent of the settings a maker's API may refuse, as (path, key_text):
     `tools: []` (CTX031), no `tools` beside messages that carry tool calls or results
     (CTX039), input items ingest noted (CTX041, CTX042), prompt-cache breakpoints its API
-    refuses (CTX043), function names its API refuses (CTX044), and the scalar settings
+    refuses (CTX043), function names its API refuses (CTX044), more tools, calls or strict
+    parameters than it takes (CTX045), and the scalar settings
     setting_refusals names (CTX037), so that what a host answered is known taken
     (engine.Taken)."""
     request = record.request
@@ -613,6 +619,8 @@ def settings_sent(record: Record) -> frozenset[tuple[str, str]]:
     names = entries_for_api("tool_names", _body_api(record), record.model) if record.model else ()
     if names:
         sent.update(tool_name_sent(name) for _, name in refused_function_names(names, request))
+    counts = entries_for_api("tool_counts", _body_api(record), record.model) if record.model else ()
+    sent.update(tool_count_sent(entry) for entry in counts if past_tool_limits(entry, record))
     messages = request.get("messages") or ()
     if "tools" not in request and first_tool_message(messages) is not None:
         sent.add(TOOLS_UNDECLARED)
@@ -648,6 +656,59 @@ def _refusals_for_body(record: Record, table: str) -> tuple[dict[str, Any], ...]
         return entries_for_api(table, None, record.model) if record.model and makers_api_unanswered(record) else ()
     api = _judged_body_api(record)
     return entries_for_api(table, api, record.model) if api else ()
+
+
+def refused_tool_counts(record: Record) -> tuple[dict[str, Any], ...]:
+    """The profile data's tool_counts entries (how many tools, calls or strict parameters
+    the model's API takes) that apply to the request, as _refusals_for_body says."""
+    return _refusals_for_body(record, "tool_counts")
+
+
+class ToolCountExcess(NamedTuple):
+    """Where a request sends more of a kind than a tool_counts entry says its API takes."""
+
+    count: int  # how many it sends
+    pointer: str  # normalized: the first one past the most the API takes
+    message_index: int | None = None
+    tool_call_id: str | None = None
+    shares: tuple[tuple[str, int], ...] = ()  # strict parameters: (tool, how many it holds) of each strict tool holding some
+
+
+def past_tool_limits(entry: dict[str, Any], record: Record, calls_from: int = 0) -> list[ToolCountExcess]:
+    """Where the request sends more of what a tool_counts entry counts than its API takes
+    (calls in a message: in the messages from `calls_from` on)."""
+    request, most, counts = record.request, entry["most"], entry["counts"]
+    if counts == "tools":
+        tools = request.get("tools")
+        return [ToolCountExcess(len(tools), f"/tools/{most}")] if isinstance(tools, list) and len(tools) > most else []
+    if counts == "calls_in_message":
+        messages, excesses = request.get("messages") or (), []
+        for index in range(calls_from, len(messages)):
+            calls = messages[index].get("tool_calls") if type(messages[index]) is dict else None
+            if isinstance(calls, list) and len(calls) > most:
+                call_id = calls[most].get("id") if isinstance(calls[most], dict) else None
+                excesses.append(ToolCountExcess(len(calls), f"/messages/{index}/tool_calls/{most}", index, call_id if isinstance(call_id, str) else None))
+        return excesses
+    functions = declared_functions(request)
+    if counts == "function_declarations":  # counted in each tool of the body, as the API does
+        groups: dict[str, list[int]] = {}
+        for index, _ in functions:
+            body_pointer = record.source_map.pointer(f"/tools/{index}/function/name") if record.source_map is not None else None
+            groups.setdefault((body_pointer or "").rsplit("/", 2)[0], []).append(index)
+        return [ToolCountExcess(len(indexes), f"/tools/{indexes[most]}/function/name") for indexes in groups.values() if len(indexes) > most]
+    strict = [(index, function) for index, function in functions if function.get("strict") is True]
+    if counts == "strict_tools":
+        return [ToolCountExcess(len(strict), f"/tools/{strict[most][0]}/function/name")] if len(strict) > most else []
+    which = 0 if counts == "strict_optional_parameters" else 1
+    total, crossing, shares = 0, None, []
+    for index, function in strict:
+        held = schema_parameters(function.get("parameters"))[which]
+        if held:
+            shares.append((function["name"], held))
+        total += held
+        if crossing is None and total > most:
+            crossing = f"/tools/{index}/function/name"
+    return [ToolCountExcess(total, crossing, shares=tuple(shares))] if crossing is not None else []
 
 
 def refused_function_names(entries: tuple[dict[str, Any], ...], request: dict[str, Any]) -> dict[tuple[str, str], tuple[dict[str, Any], str]]:

@@ -47,6 +47,7 @@ from ctxlint.rules.ctx041_unpaired_reasoning_item import UnpairedReasoningItem
 from ctxlint.rules.ctx042_duplicate_item_id import DuplicateItemId
 from ctxlint.rules.ctx043_refused_cache_breakpoints import RefusedCacheBreakpoints
 from ctxlint.rules.ctx044_refused_tool_name import RefusedToolName
+from ctxlint.rules.ctx045_refused_tool_count import RefusedToolCount
 from ctxlint.rules.ctx900_invalid_record import InvalidRecord
 
 RULES: dict[str, type[Rule]] = {
@@ -96,6 +97,7 @@ RULES: dict[str, type[Rule]] = {
         DuplicateItemId,
         RefusedCacheBreakpoints,
         RefusedToolName,
+        RefusedToolCount,
         InvalidRecord,
     )
 }
