@@ -16,7 +16,9 @@ without a key, under the several names a key goes by; replies logged as SSE stre
 on lines of their own a little after their requests (tied by request_id); calls logged as
 LiteLLM's logging payload (settings under model_parameters, failures as error_str); a user
 speaking right after a tool run, before the model saw its results, where the API takes that
-order; `max_tokens` and a temperature sent to a model that takes them.
+order; `max_tokens` and a temperature sent to a model that takes them; an MCP server's 130
+tools connected mid-session to a model whose API takes them (a part of them, to OpenAI's); a
+Claude app's own two tools marked strict.
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ TOOLS = [
 # a tool an MCP server adds under its own dotted name: the Gemini API takes it, OpenAI's refuses it
 MCP_TOOL = {"type": "function", "function": {"name": "maps.find_place", "description": "Find a place on the map",
                                              "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}}
+# a CRM's MCP server: more tools than OpenAI's API takes in one request beside the app's own
+CRM_SERVER = [{"type": "function", "function": {"name": f"crm_action_{number:03d}", "description": "A CRM action",
+                                                 "parameters": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}}}
+              for number in range(130)]
 CITIES = ["Rome", "Paris", "Lisbon", "Oslo", "Kyoto", "Lima", "Cairo", "Perth"]
 WORDS = "the flight leaves early and the hotel near the station has rooms under the budget for two nights".split()
 CJK = "我们明天早上出发预算五百欧元请不要订红眼航班酒店靠近车站"
@@ -100,7 +106,9 @@ REFUSED = {"refused_setting": "Unsupported parameter: 'max_tokens' is not suppor
            "reply_items_twice": "Duplicate item found with id rs_…. Remove duplicate items from your input and try again.",
            "dotted_tool_name": "Invalid 'tools[2].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
            "tools_declared_twice": "tools: Tool names must be unique.",
-           "tool_choice_without_tools": "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified."}
+           "tool_choice_without_tools": "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
+           "crm_server_connected": "Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array with length 132 instead.",
+           "every_tool_strict": "Too many strict tools (132). The maximum number of strict tools supported is 20. Try reducing the number of tools marked as strict."}
 # refused once a request of the conversation marks a fifth block for the prompt cache
 CACHE_MARKERS_REFUSED = "A maximum of 4 blocks with cache_control may be provided. Found 5."
 
@@ -118,7 +126,7 @@ STORED_DEFECTS = CALL_TURN_DEFECTS + MESSAGE_ITEM_DEFECTS + ("two_users", "marku
 # the app marks each user message for the prompt cache and never takes a marker off: refused once a fifth appears
 DEFECTS = STORED_DEFECTS + ("thinking_disabled", "unaccepted_effort", "refused_setting", "trim_cut", "overflow", "sliding_window", "lost_user_message",
                             "tools_left_out", "cache_markers_kept", "dotted_tool_name", "tools_declared_twice",
-                            "tool_choice_without_tools")
+                            "tool_choice_without_tools", "crm_server_connected", "every_tool_strict")
 MISTRAL = next(style for style in STYLES if style.model.startswith("mistral"))
 CLAUDE_NO_PREFILL = next(style for style in STYLES if style.model == "claude-sonnet-4-6")
 STORED_RESPONSES = next(style for style in STYLES if style.model == "gpt-5.2")
@@ -229,6 +237,15 @@ class Conversation:
         # a tool server reconnected: its tools appended again (OpenAI's API takes that; the Messages API does not)
         if (self.style.model == "gpt-4o" and int(self.id[1:]) % 3 == 0) or (self.defect == "tools_declared_twice" and self.turn >= self.defect_turn):
             tools = tools + TOOLS
+        # the CRM's MCP server connected mid-session: past what OpenAI's API takes (a defect there, or where
+        # the app marks every tool strict for Claude); legal for the other APIs, and for OpenAI's with a part of it
+        flooded = self.defect in ("crm_server_connected", "every_tool_strict") and self.turn >= self.defect_turn
+        if flooded or (int(self.id[1:]) % 5 == 2 and self.turn >= 2):
+            tools = tools + (CRM_SERVER if flooded or not self.style.model.startswith("gpt-") else CRM_SERVER[:120])
+        if self.defect == "every_tool_strict" and self.turn >= self.defect_turn:
+            tools = [strict(tool) for tool in tools]
+        elif self.style.api == "anthropic" and int(self.id[1:]) % 5 == 3:  # legal: its own two tools strict
+            tools = [strict(tool) for tool in tools[:2]] + tools[2:]
         body = {"model": self.style.model, "messages": self.sent_messages(), "tools": tools}
         body.update(self.style.settings)
         body.update(REJECTED.get(self.defect, {}))
@@ -358,7 +375,7 @@ class Simulator:
             style = rng.choice([s for s in STYLES if s.passback_on_tool_turns])
         if defect == "edited_reasoning":  # judged where the profile asks the reasoning back, compared field to field
             style = rng.choice([s for s in STYLES if s.passback_on_tool_turns and s.reasoning in ("reasoning_content", "thinking")])
-        if defect in ("tools_left_out", "cache_markers_kept", "tools_declared_twice"):  # what the Messages API refuses
+        if defect in ("tools_left_out", "cache_markers_kept", "tools_declared_twice", "every_tool_strict"):  # what the Messages API refuses
             style = rng.choice([s for s in STYLES if s.api == "anthropic"])
         if defect in MESSAGE_ITEM_DEFECTS:  # the Responses API pairs items by their ids where it stores them
             style = STORED_RESPONSES
@@ -366,7 +383,7 @@ class Simulator:
             style = SYSTEM_NOTES
         if defect == "tool_choice_without_tools":  # the agent's settings for OpenAI's API, tools taken away
             style = next(s for s in STYLES if "tool_choice" in s.settings)
-        if defect == "dotted_tool_name":  # the MCP server connected mid-session, to an OpenAI model
+        if defect in ("dotted_tool_name", "crm_server_connected"):  # the MCP server connected mid-session, to an OpenAI model
             style = rng.choice([s for s in STYLES if s.api == "chat" and s.model.startswith("gpt-")])
         if defect in ("arguments_as_object", "markup_residue"):  # chat-completions spellings
             style = rng.choice([s for s in STYLES if s.api == "chat"])
@@ -617,11 +634,18 @@ class Simulator:
             "dotted_tool_name": ("CTX044",),
             "tools_declared_twice": ("CTX044", "CTX044"),  # each name declared again
             "tool_choice_without_tools": ("CTX037", "CTX037"),  # tool_choice and parallel_tool_calls
+            "crm_server_connected": ("CTX045",),
+            "every_tool_strict": ("CTX045",),
             "markup_residue": ("CTX018",),
             "truncated_reply_reused": ("CTX021",),
             "text_only_history": ("CTX016",),
         }[c.defect]
         self.planted.append(Planted(c.id, c.defect, line, codes))
+
+
+def strict(tool: dict) -> dict:
+    """A function tool marked strict: its arguments sampled to match its schema."""
+    return {**tool, "function": {**tool["function"], "strict": True}}
 
 
 def _gemini_window_opens_with_calls(c: Conversation, request: dict) -> bool:
@@ -676,8 +700,8 @@ def anthropic_body(request: dict, every_user_message_marked: bool = False) -> di
     messages = request["messages"]
     body = {"model": request["model"], "max_tokens": 4096, "thinking": request["thinking"]}
     if "tools" in request:
-        body["tools"] = [{"name": t["function"]["name"], "description": t["function"]["description"], "input_schema": t["function"]["parameters"]}
-                         for t in request["tools"]]
+        body["tools"] = [{"name": t["function"]["name"], "description": t["function"]["description"], "input_schema": t["function"]["parameters"],
+                          **({"strict": True} if t["function"].get("strict") else {})} for t in request["tools"]]
         body["tools"][-1]["cache_control"] = CACHE_MARKER
     if messages and messages[0]["role"] == "system":
         body["system"], messages = [{"type": "text", "text": messages[0]["content"], "cache_control": CACHE_MARKER}], messages[1:]
