@@ -100,6 +100,8 @@ def test_a_temperature_claude_refuses_with_thinking_on_or_off_is_ctx037s_and_ctx
     ("CTX044/fail_tool_names_openai_refuses", 1, "tool name"),
     # an MCP server of 130 tools connected mid-session
     ("CTX045/fail_tools_and_calls_past_what_openai_takes", 2, "tool count"),
+    # a full-page capture taller than 8000 pixels
+    ("CTX046/fail_full_page_captures", 1, "image"),
 ])
 def test_a_logged_400_of_a_defect_a_rule_names_is_that_rules_and_ctx022s_without_it(case, line, error_class):
     """The request's 400 is logged: one defect, the rule's; CTX022 reports the error,

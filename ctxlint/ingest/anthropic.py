@@ -26,7 +26,8 @@ import orjson
 
 from ctxlint.chat import BLANK_CONTENT, CACHE_CONTROL, COMPACTION, SERVER_TOOL_BLOCKS, UNCALLED_SERVER_RESULTS, object_member, str_or_none, text_of, without_cache_control
 from ctxlint.ingest.record import Response, nested_too_deep
-from ctxlint.ingest.source_map import BodyProblem, CacheBreakpoint, Origin, SourceMap, assistant_turn, tool_name_pointers
+from ctxlint.ingest.image_size import image_size
+from ctxlint.ingest.source_map import BodyProblem, CacheBreakpoint, ImageBlock, Origin, SourceMap, assistant_turn, tool_name_pointers
 
 THINKING_BLOCKS = ("thinking", "redacted_thinking")
 SERVER_CALLS = ("server_tool_use", "mcp_tool_use")  # calls the provider runs, answered by a *_tool_result block after them
@@ -110,20 +111,23 @@ def to_chat(body: dict[str, Any], api: str = NAME) -> tuple[dict[str, Any], Sour
     if isinstance(body.get("tools"), list):
         request["tools"] = [chat_tool(tool) for tool in body["tools"]]
         names = tool_name_pointers(request["tools"], (f"/tools/{index}/name" for index in range(len(body["tools"]))))
-    breakpoints = _cache_breakpoints(body, origins) if api == NAME else ()
-    return request, SourceMap(tuple(origins), CALL_PARTS, names, reasoning="thinking blocks", api=api, cache_breakpoints=breakpoints)
+    if api != NAME:  # Converse's cache points and images are blocks of its own kinds
+        return request, SourceMap(tuple(origins), CALL_PARTS, names, reasoning="thinking blocks", api=api)
+    normalized_at: dict[str, int] = {}  # a body pointer -> the first normalized message it stands for
+    for normalized_index, origin in enumerate(origins):
+        normalized_at.setdefault(origin.pointer, normalized_index)
+    return request, SourceMap(tuple(origins), CALL_PARTS, names, reasoning="thinking blocks", api=api,
+                              cache_breakpoints=_cache_breakpoints(body, normalized_at), images=_images(body["messages"], normalized_at))
 
 
-def _cache_breakpoints(body: dict[str, Any], origins: list[Origin]) -> tuple[CacheBreakpoint, ...]:
+def _cache_breakpoints(body: dict[str, Any], normalized_at: dict[str, int]) -> tuple[CacheBreakpoint, ...]:
     """The blocks the body marks with `cache_control`, in the order the API reads them
     (tools, system, messages: its limits count in that order), each where it is among the
-    normalized messages; the top-level marker (automatic caching) last, where the request's
-    final block does not hold a marker of its own for it to share."""
+    normalized messages (`normalized_at`: a body pointer -> the first normalized message it
+    stands for); the top-level marker (automatic caching) last, where the request's final
+    block does not hold a marker of its own for it to share."""
     found = [CacheBreakpoint(None, f"/tools/{position}", _ttl(tool)) for position, tool in _marked(body.get("tools"))]
     found += [CacheBreakpoint(0, f"/system/{position}", _ttl(block)) for position, block in _marked(body.get("system"))]
-    normalized_at: dict[str, int] = {}  # a body pointer -> the first normalized message it stands for
-    for normalized, origin in enumerate(origins):
-        normalized_at.setdefault(origin.pointer, normalized)
     for index, message in enumerate(body["messages"]):
         for position, block in _marked(message.get("content")):
             result = normalized_at.get(f"/messages/{index}/content/{position}")  # a tool result is a message of its own
@@ -137,6 +141,31 @@ def _cache_breakpoints(body: dict[str, Any], origins: list[Origin]) -> tuple[Cac
     if isinstance(automatic, dict) and not (isinstance(final, list) and final and _marked(final[-1:])):
         found.append(CacheBreakpoint(None, "/cache_control", _ttl(body), automatic=True))
     return tuple(found)
+
+
+def _images(messages: list[dict[str, Any]], normalized_at: dict[str, int]) -> tuple[ImageBlock, ...]:
+    """The image blocks of a body's messages (a user turn's, and those a tool result holds),
+    in its order, each where it is among the normalized messages."""
+    found = []
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        for position, block in enumerate(content if message.get("role") == "user" and isinstance(content, list) else ()):
+            if block.get("type") == "image":
+                at = normalized_at[f"/messages/{index}"]
+                found.append(_image(block, at, f"/messages/{at}/content/{position}"))
+            elif block.get("type") == "tool_result" and isinstance(block.get("content"), list):
+                result = normalized_at[f"/messages/{index}/content/{position}"]  # a message of its own
+                found += [_image(part, result, f"/messages/{result}/content/{place}") for place, part in enumerate(block["content"])
+                          if isinstance(part, dict) and part.get("type") == "image"]
+    return tuple(found)
+
+
+def _image(block: dict[str, Any], message_index: int, pointer: str) -> ImageBlock:
+    source = block.get("source")
+    data = source.get("data") if isinstance(source, dict) and source.get("type") == "base64" else None
+    if not isinstance(data, str):
+        return ImageBlock(message_index, pointer, None, None, f"{pointer}:{source!r:.200}")
+    return ImageBlock(message_index, pointer, len(data), image_size(data), f"{len(data)}:{data[:48]}:{data[-48:]}")
 
 
 def _marked(blocks: Any) -> list[tuple[int, dict[str, Any]]]:

@@ -238,8 +238,9 @@ ANTHROPIC_BLOCKS = ("tool_use", "tool_result", "thinking", "redacted_thinking", 
 def is_anthropic_body(body: dict[str, Any], known: int = 0) -> bool:
     """An Anthropic Messages request: its own version header in the body, its
     `context_management`, a top-level system prompt (chat-completions has none), tools
-    declared with `input_schema`, or content blocks only Anthropic defines (in the
-    messages after the first `known`, which an earlier chat-completions record had)."""
+    declared with `input_schema`, or content blocks only Anthropic defines (its tool and
+    thinking blocks, an image or document with a `source`) in the messages after the first
+    `known`, which an earlier chat-completions record had."""
     if "anthropic_version" in body or "context_management" in body or ("system" in body and "messages" in body):
         return True
     tools = body.get("tools")
@@ -253,9 +254,16 @@ def is_anthropic_body(body: dict[str, Any], known: int = 0) -> bool:
         if isinstance(content, list):
             for part in content:
                 kind = part.get("type") if isinstance(part, dict) else None
-                if kind in ANTHROPIC_BLOCKS or (isinstance(kind, str) and kind.endswith("_tool_result")):
+                if kind in ANTHROPIC_BLOCKS or (isinstance(kind, str) and kind.endswith("_tool_result")) or _anthropic_source(part):
                     return True
     return False
+
+
+def _anthropic_source(part: Any) -> bool:
+    """An image or document block as Anthropic defines it, with its `source` (base64, URL,
+    file id), which no chat-completions content part has."""
+    source = part.get("source") if isinstance(part, dict) and part.get("type") in ("image", "document") else None
+    return isinstance(source, dict) and source.get("type") in ("base64", "url", "file", "text", "content")
 
 
 STATUS_KEYS = ("status", "status_code", "response_status")  # response_status: Helicone's export

@@ -68,6 +68,17 @@ class CacheBreakpoint(NamedTuple):
     automatic: bool = False  # the request's top-level marker (automatic caching), which takes a breakpoint of its own
 
 
+class ImageBlock(NamedTuple):
+    """An image a body sends as a content block (in a user message or a tool result), as
+    far as what the provider refuses of it goes: its size, read from its header."""
+
+    message_index: int  # the normalized message it is in
+    pointer: str  # the block, as a normalized pointer (SourceMap.pointer puts it back in the body's terms)
+    encoded: int | None  # the length of its base64 data (None: sent by URL or file id)
+    size: tuple[int, int] | None  # (width, height) in pixels, where its header says
+    digest: str  # the same image sent again has the same digest (its data's length and ends)
+
+
 @dataclass(frozen=True, slots=True)
 class SourceMap:
     """Per normalized message, its Origin: how findings are put back into the sent body."""
@@ -79,6 +90,7 @@ class SourceMap:
     api: str | None = None  # the API whose body was read into chat-completions terms, where the rules ask (profile data names it)
     # the body's prompt-cache breakpoints in the order the provider reads them (tools, system, messages)
     cache_breakpoints: tuple[CacheBreakpoint, ...] = ()
+    images: tuple[ImageBlock, ...] = ()  # the images the body sends, in its order
 
     def label(self, index: int) -> str:
         """How a finding's text names normalized message `index`: by the body's own index."""

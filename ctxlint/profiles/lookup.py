@@ -19,7 +19,7 @@ from ctxlint.request_terms import called_function_names, declared_function_names
 
 if TYPE_CHECKING:
     from ctxlint.ingest.record import Record
-    from ctxlint.ingest.source_map import CacheBreakpoint
+    from ctxlint.ingest.source_map import CacheBreakpoint, ImageBlock
 
 _DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|\d{6}|\d{4})$")
 _VOLCENGINE_DATE = re.compile(r"-\d{6}$")  # YYMMDD, as Volcengine Ark dates its model ids
@@ -597,6 +597,11 @@ def tool_name_sent(name: str) -> tuple[str, str]:
     return ("function name", name)
 
 
+def image_refusal_sent(entry: dict[str, Any]) -> tuple[str, str]:
+    """How settings_sent names images that an image_limits entry says its API refuses."""
+    return ("image", entry["limit"])
+
+
 def tool_count_sent(entry: dict[str, Any]) -> tuple[str, str]:
     """How settings_sent names more of a kind than a tool_counts entry says its API takes."""
     return ("tool count", entry["counts"])
@@ -607,7 +612,7 @@ def settings_sent(record: Record) -> frozenset[tuple[str, str]]:
     `tools: []` (CTX031), no `tools` beside messages that carry tool calls or results
     (CTX039), input items ingest noted (CTX041, CTX042), prompt-cache breakpoints its API
     refuses (CTX043), function names its API refuses (CTX044), more tools, calls or strict
-    parameters than it takes (CTX045), and the scalar settings
+    parameters than it takes (CTX045), images it refuses (CTX046), and the scalar settings
     setting_refusals names (CTX037), so that what a host answered is known taken
     (engine.Taken)."""
     request = record.request
@@ -621,6 +626,10 @@ def settings_sent(record: Record) -> frozenset[tuple[str, str]]:
         sent.update(tool_name_sent(name) for _, name in refused_function_names(names, request))
     counts = entries_for_api("tool_counts", _body_api(record), record.model) if record.model else ()
     sent.update(tool_count_sent(entry) for entry in counts if past_tool_limits(entry, record))
+    images = record.source_map.images if record.source_map is not None else ()
+    if images and record.model:
+        sent.update(image_refusal_sent(entry) for entry in _for_host(entries_for_api("image_limits", _body_api(record), record.model), record)
+                    if past_image_limit(entry, images))
     messages = request.get("messages") or ()
     if "tools" not in request and first_tool_message(messages) is not None:
         sent.add(TOOLS_UNDECLARED)
@@ -662,6 +671,36 @@ def refused_tool_counts(record: Record) -> tuple[dict[str, Any], ...]:
     """The profile data's tool_counts entries (how many tools, calls or strict parameters
     the model's API takes) that apply to the request, as _refusals_for_body says."""
     return _refusals_for_body(record, "tool_counts")
+
+
+def refused_images(record: Record) -> tuple[dict[str, Any], ...]:
+    """The profile data's image_limits entries (what the API whose body the request is
+    refuses of the images it sends) for its model and host, where that applies to the
+    request (_judged_body_api)."""
+    api = _judged_body_api(record)
+    return _for_host(entries_for_api("image_limits", api, record.model), record) if api else ()
+
+
+def _for_host(entries: tuple[dict[str, Any], ...], record: Record) -> tuple[dict[str, Any], ...]:
+    """The entries that hold for the host a body was sent to: an entry naming `hosts` holds
+    where the body's anthropic_version names one of them (bedrock-…, vertex-…)."""
+    version = record.request.get("anthropic_version")
+    host = version.split("-", 1)[0] if isinstance(version, str) else None
+    return tuple(entry for entry in entries if "hosts" not in entry or host in entry["hosts"])
+
+
+def past_image_limit(entry: dict[str, Any], images: tuple[ImageBlock, ...], judged_from: int = 0) -> list[ImageBlock]:
+    """The images a body sends that an image_limits entry says its API refuses (of the
+    messages from `judged_from` on, where the limit holds for each image alone; for a
+    side_in_many limit, the first one, the request carrying more images than it names)."""
+    most, limit = entry["most"], entry["limit"]
+    if limit == "encoded_size":
+        return [image for image in images if image.message_index >= judged_from and image.encoded is not None and image.encoded > most]
+    if limit == "side":
+        return [image for image in images if image.message_index >= judged_from and image.size is not None and max(image.size) > most]
+    if len(images) <= entry["images_over"]:
+        return []
+    return next(([image] for image in images if image.size is not None and max(image.size) > most), [])
 
 
 class ToolCountExcess(NamedTuple):

@@ -48,6 +48,7 @@ from ctxlint.rules.ctx042_duplicate_item_id import DuplicateItemId
 from ctxlint.rules.ctx043_refused_cache_breakpoints import RefusedCacheBreakpoints
 from ctxlint.rules.ctx044_refused_tool_name import RefusedToolName
 from ctxlint.rules.ctx045_refused_tool_count import RefusedToolCount
+from ctxlint.rules.ctx046_refused_image import RefusedImage
 from ctxlint.rules.ctx900_invalid_record import InvalidRecord
 
 RULES: dict[str, type[Rule]] = {
@@ -98,6 +99,7 @@ RULES: dict[str, type[Rule]] = {
         RefusedCacheBreakpoints,
         RefusedToolName,
         RefusedToolCount,
+        RefusedImage,
         InvalidRecord,
     )
 }

@@ -49,6 +49,8 @@ ERROR_CLASSES = (
     # more tools, calls or strict parameters than the API takes
     ("tool count", re.compile(r"Invalid '(?:tools|messages\[\d+\]\.tool_calls)': array too long|function declarations can be specified"
                               r"|too many strict tools|too many optional parameters|too many parameters with union types", re.IGNORECASE)),
+    # an image the API refuses (Anthropic's: too large, a side too long)
+    ("image", re.compile(r"image exceeds \d+ MB maximum|image dimensions exceed max allowed size", re.IGNORECASE)),
     # prompt-cache breakpoints the API refuses (Anthropic's: more than four, a 1-hour one after a 5-minute one)
     ("cache breakpoints", re.compile(r"blocks with cache_control may be provided|cache_control block must not come after", re.IGNORECASE)),
     ("thinking/reasoning", re.compile(r"reasoning|thinking|thought|思考", re.IGNORECASE)),
@@ -76,6 +78,7 @@ EXPLAINED_BY = {
     "cache breakpoints": ("CTX043",),
     "tool name": ("CTX044",),
     "tool count": ("CTX045",),
+    "image": ("CTX046",),
     "prefill": ("CTX035",),
     "setting": ("CTX005", "CTX037"),
     "tool definitions": ("CTX039",),
@@ -100,7 +103,7 @@ class ProviderError(Rule):
     ## What it does
     Reports a logged response that is an API error, classified as message order,
     thinking/reasoning, blank content, empty list, content type, call id, item id, cache
-    breakpoints, tool name, tool count, prefill, setting, tool definitions, unstored
+    breakpoints, tool name, tool count, image, prefill, setting, tool definitions, unstored
     reference, model output, auth, rate limit, server error or other, quoting the provider's
     message. Rate-limit and server errors (HTTP 429, 5xx, "overloaded", a timeout) and
     model-output errors (the model did not make the tool call the request required, or wrote
@@ -114,11 +117,11 @@ class ProviderError(Rule):
     the tool-call and turn-order rules; a blank-content error by CTX029; an empty-list error
     by CTX030 or CTX031; a content-type error by CTX032; a call-id error by CTX011, CTX033
     or CTX034; an item-id error by CTX042; a cache-breakpoints error by CTX043; a tool-name
-    error by CTX044; a tool-count error by CTX045; a prefill error by CTX035; a setting
-    error by CTX005 or CTX037; a tool-definitions error by CTX039; an unstored-reference
-    error by CTX040; a context-length error by CTX006, with the token count; an error that
-    says no more than its code, such as Bedrock's `ValidationException`, by any of them),
-    unless that rule is not selected.
+    error by CTX044; a tool-count error by CTX045; an image error by CTX046; a prefill error
+    by CTX035; a setting error by CTX005 or CTX037; a tool-definitions error by CTX039; an
+    unstored-reference error by CTX040; a context-length error by CTX006, with the token
+    count; an error that says no more than its code, such as Bedrock's
+    `ValidationException`, by any of them), unless that rule is not selected.
 
     ## Why is this bad?
     An error response is the provider telling you what was wrong with the request. In a
