@@ -18,13 +18,17 @@ LiteLLM's logging payload (settings under model_parameters, failures as error_st
 speaking right after a tool run, before the model saw its results, where the API takes that
 order; `max_tokens` and a temperature sent to a model that takes them; an MCP server's 130
 tools connected mid-session to a model whose API takes them (a part of them, to OpenAI's); a
-Claude app's own two tools marked strict.
+Claude app's own two tools marked strict; a browser tool's screenshots, scaled down, kept
+step after step for Claude.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import random
+import struct
+import zlib
 from dataclasses import dataclass, field
 
 TOOLS = [
@@ -108,9 +112,14 @@ REFUSED = {"refused_setting": "Unsupported parameter: 'max_tokens' is not suppor
            "tools_declared_twice": "tools: Tool names must be unique.",
            "tool_choice_without_tools": "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
            "crm_server_connected": "Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array with length 132 instead.",
-           "every_tool_strict": "Too many strict tools (132). The maximum number of strict tools supported is 20. Try reducing the number of tools marked as strict."}
+           "every_tool_strict": "Too many strict tools (132). The maximum number of strict tools supported is 20. Try reducing the number of tools marked as strict.",
+           "full_page_capture": "messages.N.content.0.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels"}
 # refused once a request of the conversation marks a fifth block for the prompt cache
 CACHE_MARKERS_REFUSED = "A maximum of 4 blocks with cache_control may be provided. Found 5."
+# refused once a request carries a 21st image while one of them is larger than 2000 pixels a side
+MANY_IMAGES_REFUSED = "messages.N.content.0.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels"
+# what a browser tool's result carries for Claude: four screens, as taken (Retina) or scaled down
+SCREENS, SCALED_SCREENS = [(2560, 1600)] * 4, [(1568, 980)] * 4
 
 GEMINI_CALL_TURN = "Please ensure that function call turn comes immediately after a user turn or after a function response turn."
 SUMMARY_OPENING = "Here is a summary of the conversation to date:\n\n"
@@ -118,7 +127,7 @@ CLEARED = '{"result": "[cleared to save context]"}'
 SCRIPTED_OPENING = "Plan a trip to Rome, budget 500 EUR, two nights near Termini station."
 # made when a reply is stored: those made on a tool-call turn, and the others
 CALL_TURN_DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", "unanswered_call", "edited_reasoning", "arguments_as_object",
-                     "duplicate_result", "user_after_tool")
+                     "duplicate_result", "user_after_tool", "full_page_capture")
 # made when a text reply of a stored Responses conversation is stored
 MESSAGE_ITEM_DEFECTS = ("message_id_dropped", "message_reasoning_dropped", "reply_items_twice")
 STORED_DEFECTS = CALL_TURN_DEFECTS + MESSAGE_ITEM_DEFECTS + ("two_users", "markup_residue", "truncated_reply_reused", "text_only_history",
@@ -126,7 +135,7 @@ STORED_DEFECTS = CALL_TURN_DEFECTS + MESSAGE_ITEM_DEFECTS + ("two_users", "marku
 # the app marks each user message for the prompt cache and never takes a marker off: refused once a fifth appears
 DEFECTS = STORED_DEFECTS + ("thinking_disabled", "unaccepted_effort", "refused_setting", "trim_cut", "overflow", "sliding_window", "lost_user_message",
                             "tools_left_out", "cache_markers_kept", "dotted_tool_name", "tools_declared_twice",
-                            "tool_choice_without_tools", "crm_server_connected", "every_tool_strict")
+                            "tool_choice_without_tools", "crm_server_connected", "every_tool_strict", "screenshots_kept")
 MISTRAL = next(style for style in STYLES if style.model.startswith("mistral"))
 CLAUDE_NO_PREFILL = next(style for style in STYLES if style.model == "claude-sonnet-4-6")
 STORED_RESPONSES = next(style for style in STYLES if style.model == "gpt-5.2")
@@ -208,7 +217,9 @@ class Conversation:
     def sent_messages(self) -> list:
         if self.clears_results:
             last_user = max(i for i, m in enumerate(self.history) if m["role"] == "user")
-            self.history[:last_user] = [{**m, "content": CLEARED} if m["role"] == "tool" else m for m in self.history[:last_user]]
+            # (a result's screenshots cleared with it)
+            self.history[:last_user] = [{**{k: v for k, v in m.items() if k != "images"}, "content": CLEARED} if m["role"] == "tool" else m
+                                        for m in self.history[:last_user]]
         sent = self._window()
         return sent if self.prompted or not sent or sent[0] is not self.history[0] else sent[1:]
 
@@ -323,6 +334,11 @@ class Conversation:
             del self.history[turn_start:]
         added = [] if planted == "drop_tool_turn" else [kept, kept] if planted == "reply_items_twice" else [kept]
         results = [{"role": "tool", "tool_call_id": call["id"], "content": f'{{"result": "{self.text(6)}"}}'} for call in calls]
+        if self.style.api == "anthropic" and (self.defect == "screenshots_kept" or int(self.id[1:]) % 5 == 4):
+            # a browser tool's screens: the app keeps them all, as taken (refused once there are more than 20), or scaled down (legal)
+            results = [{**result, "images": SCREENS if self.defect == "screenshots_kept" else SCALED_SCREENS} for result in results]
+        if planted == "full_page_capture":  # a capture of the whole page, taller than the API takes
+            results[0] = {**results[0], "images": [(1440, 9000)]}
         self.rng.shuffle(results)  # parallel results may come back in any order
         if planted == "tool_result_as_user":
             results = [{"role": "user", "content": result["content"]} for result in results[:1]]
@@ -375,7 +391,8 @@ class Simulator:
             style = rng.choice([s for s in STYLES if s.passback_on_tool_turns])
         if defect == "edited_reasoning":  # judged where the profile asks the reasoning back, compared field to field
             style = rng.choice([s for s in STYLES if s.passback_on_tool_turns and s.reasoning in ("reasoning_content", "thinking")])
-        if defect in ("tools_left_out", "cache_markers_kept", "tools_declared_twice", "every_tool_strict"):  # what the Messages API refuses
+        if defect in ("tools_left_out", "cache_markers_kept", "tools_declared_twice", "every_tool_strict", "screenshots_kept",
+                      "full_page_capture"):  # what the Messages API refuses
             style = rng.choice([s for s in STYLES if s.api == "anthropic"])
         if defect in MESSAGE_ITEM_DEFECTS:  # the Responses API pairs items by their ids where it stores them
             style = STORED_RESPONSES
@@ -481,9 +498,10 @@ class Simulator:
         # the API refuses this request outright (no reply to regenerate, no message to edit)
         refused = defect_now in REFUSED or (c.turn == 1 and c.defect in REJECTED and c.defect in REFUSED)
         cache_refused = c.defect == "cache_markers_kept" and cache_markers(anthropic_body(request, every_user_message_marked=True)) > 4
+        images_refused = c.defect == "screenshots_kept" and images_sent(request) > 20
         # the Gemini API takes a function call turn only after a user or function response turn
         window_refused = c.keep_last is not None and _gemini_window_opens_with_calls(c, request)
-        refused = refused or window_refused or cache_refused
+        refused = refused or window_refused or cache_refused or images_refused
         if c.keyed and self.rng.random() < 0.08:  # a 429 first, then the same request again: legal
             self.retries += 1
             line = self._write(c, request, {"error": {"message": "Rate limit reached, retry later", "type": "rate_limit_error"}}, status=429)
@@ -508,7 +526,8 @@ class Simulator:
             c.turns = c.turn  # the app gives up
             return
         if refused:
-            error = GEMINI_CALL_TURN if window_refused else CACHE_MARKERS_REFUSED if cache_refused else REFUSED[c.defect]
+            error = (GEMINI_CALL_TURN if window_refused else CACHE_MARKERS_REFUSED if cache_refused else MANY_IMAGES_REFUSED if images_refused
+                     else REFUSED[c.defect])
             self._write(c, request, {"error": {"message": error, "type": "invalid_request_error"}}, status=400)
             if window_refused:
                 self._window_lost(c, request)
@@ -517,7 +536,7 @@ class Simulator:
             c.turns = c.turn  # the app gives up
             return
         self._write(c, request, self._completion(c, reply, len(request["messages"]), cut_off))
-        if (c.turn == 1) if c.defect in REJECTED else defect_now not in (None, "sliding_window", "cache_markers_kept"):
+        if (c.turn == 1) if c.defect in REJECTED else defect_now not in (None, "sliding_window", "cache_markers_kept", "screenshots_kept"):
             self._plant(c, self.first_line)
         if c.keep_last is not None:  # what the window has lost by now, reported where it starts
             self._window_lost(c, request)
@@ -636,6 +655,8 @@ class Simulator:
             "tool_choice_without_tools": ("CTX037", "CTX037"),  # tool_choice and parallel_tool_calls
             "crm_server_connected": ("CTX045",),
             "every_tool_strict": ("CTX045",),
+            "full_page_capture": ("CTX046",),
+            "screenshots_kept": ("CTX046",),  # where the 21st image is sent
             "markup_residue": ("CTX018",),
             "truncated_reply_reused": ("CTX021",),
             "text_only_history": ("CTX016",),
@@ -729,11 +750,26 @@ def cache_markers(body: dict) -> int:
     return sum("cache_control" in block for block in blocks)
 
 
+def images_sent(request: dict) -> int:
+    """How many images a chat-shaped request's tool results carry."""
+    return sum(len(message.get("images", ())) for message in request["messages"])
+
+
+def png_header(width: int, height: int) -> str:
+    """A PNG's signature and header, in base64: what says its size."""
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return base64.b64encode(b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + header + struct.pack(">I", zlib.crc32(b"IHDR" + header))).decode()
+
+
 def anthropic_message(message: dict) -> dict:
     if message["role"] == "system":  # in the conversation (Claude Opus 4.8 and newer)
         return {"role": "system", "content": [{"type": "text", "text": message["content"]}]}
     if message["role"] == "tool":
-        return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": message["tool_call_id"], "content": message["content"]}]}
+        content = message["content"]
+        if message.get("images"):
+            content = [{"type": "text", "text": content}] + [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png_header(*size)}}
+                                                             for size in message["images"]]
+        return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": message["tool_call_id"], "content": content}]}
     if message["role"] == "user":
         return {"role": "user", "content": [{"type": "text", "text": message["content"]}]}
     blocks = [message["thinking"]] if "thinking" in message else []

@@ -102,6 +102,8 @@ def test_a_temperature_claude_refuses_with_thinking_on_or_off_is_ctx037s_and_ctx
     ("CTX045/fail_tools_and_calls_past_what_openai_takes", 2, "tool count"),
     # a full-page capture taller than 8000 pixels
     ("CTX046/fail_full_page_captures", 1, "image"),
+    # a Responses API call_id of 67 characters
+    ("CTX034/fail_responses_call_id_past_64_characters", 1, "call id"),
 ])
 def test_a_logged_400_of_a_defect_a_rule_names_is_that_rules_and_ctx022s_without_it(case, line, error_class):
     """The request's 400 is logged: one defect, the rule's; CTX022 reports the error,

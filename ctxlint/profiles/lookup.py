@@ -386,9 +386,9 @@ def accepted_parts(record: Record) -> dict[str, Any] | None:
 
 def call_id_format(record: Record) -> dict[str, Any] | None:
     """The profile data's call_id_formats entry of the model's API (the form it takes a
-    tool call id in), where a refusal of others applies to the request
-    (makers_api_unanswered); else None."""
-    return next(iter(_makers_entries(record, "call_id_formats")), None)
+    tool call id in) for the body the request is, where a refusal of others applies to it
+    (_refusals_for_body); else None."""
+    return next(iter(_refusals_for_body(record, "call_id_formats")), None)
 
 
 def unique_call_ids(record: Record) -> dict[str, Any] | None:
@@ -692,7 +692,8 @@ def _for_host(entries: tuple[dict[str, Any], ...], record: Record) -> tuple[dict
 def past_image_limit(entry: dict[str, Any], images: tuple[ImageBlock, ...], judged_from: int = 0) -> list[ImageBlock]:
     """The images a body sends that an image_limits entry says its API refuses (of the
     messages from `judged_from` on, where the limit holds for each image alone; for a
-    side_in_many limit, the first one, the request carrying more images than it names)."""
+    side_in_many limit, those of the whole request, where it carries more images than the
+    entry names)."""
     most, limit = entry["most"], entry["limit"]
     if limit == "encoded_size":
         return [image for image in images if image.message_index >= judged_from and image.encoded is not None and image.encoded > most]
@@ -700,7 +701,7 @@ def past_image_limit(entry: dict[str, Any], images: tuple[ImageBlock, ...], judg
         return [image for image in images if image.message_index >= judged_from and image.size is not None and max(image.size) > most]
     if len(images) <= entry["images_over"]:
         return []
-    return next(([image] for image in images if image.size is not None and max(image.size) > most), [])
+    return [image for image in images if image.size is not None and max(image.size) > most]
 
 
 class ToolCountExcess(NamedTuple):

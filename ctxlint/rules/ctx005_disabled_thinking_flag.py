@@ -87,8 +87,7 @@ class DisabledThinkingFlag(Rule):
                     key=(path, key_text(effort)), pointer="/" + path.replace(".", "/"),
                     evidence={"setting": path, "value": effort, "accepted": list(profile.reasoning_effort), "profile": profile.id},
                 )
-        thinking = ctx.request.get("thinking")
-        switched_on = thinking.get("type") if isinstance(thinking, dict) else None
+        switched_on = _thinking_type(ctx.request)
         if switched_on is not None and switched_on in profile.thinking_types:
             # what the model refuses with thinking on or off is CTX037's (Claude Opus 4.7 and newer: temperature)
             refused = {refusal.path for _, refusal in refused_settings(ctx.turn.record) if refusal.refuses(dotted(ctx.request, refusal.path), ctx.request)}
@@ -108,6 +107,12 @@ class DisabledThinkingFlag(Rule):
                 yield against
 
 
+def _thinking_type(request: dict) -> str | None:
+    """How a request switches thinking (`thinking.type`), or None."""
+    thinking = request.get("thinking")
+    return thinking.get("type") if isinstance(thinking, dict) else None
+
+
 def _tool_turn_against_the_switch(ctx, switched_on: str | None) -> Violation | None:
     """The assistant message that opens the turn still going (after the user's last turn, up
     to the tool results the request ends with), when it opens with no thinking block while
@@ -122,6 +127,9 @@ def _tool_turn_against_the_switch(ctx, switched_on: str | None) -> Violation | N
     opener = next((index for index in range(start + 1, len(messages)) if role_of(messages[index]) == "assistant"), None) if start >= 0 else None
     if opener is None or not tool_calls_of(messages[opener]) or reasoning_of(messages[opener])[0] is not None:
         return None
+    previous = ctx.previous
+    if ctx.known_reasoning(opener) is not None and previous is not None and _thinking_type(previous.record.request) == switched_on:
+        return None  # sent before while thinking was on already (a history trimmed to start there): a block it lost is CTX004's
     return Violation(
         f"{profile.id} rejects a request that turns thinking on (thinking.type {as_sent(switched_on)}) inside a tool-use turn that began "
         f"without it: assistant message {ctx.label(opener)}, which opens the turn the tool results answer, has no thinking block; "

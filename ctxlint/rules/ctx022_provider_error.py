@@ -24,8 +24,9 @@ ERROR_CLASSES = (
     # a content part the API does not take (DeepSeek's text-only API refusing an image)
     ("content type", re.compile(r"unknown variant `?(?:image_url|input_audio|file|video_url)|untagged enum ChatCompletionRequestContent"
                                 r"|image input is not supported|does not support (?:image|vision)", re.IGNORECASE)),
-    # a tool call id the API does not take: not unique in the request (Anthropic), not in its form (Mistral, OpenAI's length)
-    ("call id", re.compile(r"ids must be unique|tool call id was .* but must be|tool_calls\[\d+\]\.id'?: string too long", re.IGNORECASE)),
+    # a tool call id the API does not take: not unique in the request (Anthropic), not in its form (Mistral, OpenAI's length, the Responses API's)
+    ("call id", re.compile(r"ids must be unique|tool call id was .* but must be|tool_calls\[\d+\]\.id'?: string too long"
+                           r"|call_id[`']?: string too long", re.IGNORECASE)),
     # two input items under one id (the Responses API)
     ("item id", re.compile(r"duplicate item found with id", re.IGNORECASE)),
     # a request ending with an assistant message the model refuses (Claude 4.6 and newer; whitespace after a prefill; Mistral's without `prefix`)

@@ -11,28 +11,31 @@ from ctxlint.rules.base import Rule, Violation
 class MalformedToolCallId(Rule):
     """
     ## What it does
-    Flags a tool call of the history whose id is not in the form the model's API takes,
-    in a chat-completions request: Mistral's API takes 9 letters or digits alone
-    (`mistral-large-…`, `devstral-…`, `codestral-…` and its other models as its API
-    names them), so an id such as `call_PTLP8xhu3uwZk4l3nlnrrJha`, a UUID or `turn1_0`
-    is refused; OpenAI's takes at most 40 characters (`gpt-4o`, `gpt-5`, the o-series),
-    so a Responses item id (`fc_…`, 53 characters) or a gateway's `portkey-<uuid>` is
-    refused. The model profiles' data holds each API's form, with its sources. The
-    request must name the model as that API does (no `org/` prefix or `:tag`: other
-    hosts serve the open models under such names, most with no such check). A request
-    whose successful reply is logged is left alone, and so is a call an earlier request
-    of the session sent to the same model and got a successful reply to (every request
-    since sending it too): the host that answered took it. An app that gives every call
-    such an id is reported once, where it starts.
+    Flags a tool call of the history whose id is not in the form the model's API takes, in a
+    chat-completions request: Mistral's API takes 9 letters or digits alone
+    (`mistral-large-…`, `devstral-…`, `codestral-…` and its other models as its API names
+    them), so an id such as `call_PTLP8xhu3uwZk4l3nlnrrJha`, a UUID or `turn1_0` is refused;
+    OpenAI's takes at most 40 characters (`gpt-4o`, `gpt-5`, the o-series), so a Responses
+    item id (`fc_…`, 53 characters) or a gateway's `portkey-<uuid>` is refused; and in a
+    Responses API body, OpenAI's models take a `call_id` of at most 64 characters, so a
+    gateway's two ids joined (`call_…|fc_…`) are refused. The model profiles' data holds
+    each API's form, with its sources. The request must name the model as that API does (no
+    `org/` prefix, nor a `:tag` in a chat-completions body: other hosts serve the open
+    models under such names, most with no such check). A request whose successful reply is
+    logged is left alone, and so is a call an earlier request of the session sent to the
+    same model and got a successful reply to (every request since sending it too): the host
+    that answered took it. An app that gives every call such an id is reported once, where
+    it starts.
 
     ## Why is this bad?
-    The API answers 400 ("Tool call id was call_0fypS1hVX but must be a-z, A-Z, 0-9,
-    with a length of 9.", OpenAI's "Invalid 'messages[10].tool_calls[0].id': string too
-    long. Expected a string with maximum length 40"), and since the history keeps the
-    call, every later request of the session fails the same way: the first tool call
-    works, the next request does not. It happens when an app makes up its own ids, or a
-    conversation moves to a model whose API takes another form of id than the provider
-    that made the calls.
+    The API answers 400 ("Tool call id was call_0fypS1hVX but must be a-z, A-Z, 0-9, with a
+    length of 9.", OpenAI's "Invalid 'messages[10].tool_calls[0].id': string too long.
+    Expected a string with maximum length 40", the Responses API's "Invalid
+    'input[3].call_id': string too long. Expected a string with maximum length 64"), and
+    since the history keeps the call, every later request of the session fails the same way:
+    the first tool call works, the next request does not. It happens when an app makes up
+    its own ids, or a conversation moves to a model whose API takes another form of id than
+    the provider that made the calls.
 
     ## Example
     ```json

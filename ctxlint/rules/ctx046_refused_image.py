@@ -60,13 +60,17 @@ class RefusedImage(Rule):
         images = record.source_map.images if record.source_map is not None else ()
         if not images:
             return
-        taken, label = ctx.taken, record.source_map.pointer
-        for entry in refused_images(record):
+        taken, label, refusals = ctx.taken, record.source_map.pointer, refused_images(record)
+        for entry in refusals:
             if taken is not None and image_refusal_sent(entry) in taken.settings:
                 continue  # the host answered the same before
             limit, most = entry["limit"], entry["most"]
             # an image the previous request sent was judged there, alone; the count of many is the request's
-            for image in past_image_limit(entry, images, judged_from=ctx.unchanged(self)):
+            found = past_image_limit(entry, images, judged_from=ctx.unchanged(self))
+            if limit == "side_in_many":  # the first image refused for this alone (one refused in any request is that one's defect)
+                alone = [other for other in refusals if other["limit"] == "side"]
+                found = [image for image in found if not any(past_image_limit(other, (image,)) for other in alone)][:1]
+            for image in found:
                 at = label(image.pointer)
                 if limit == "encoded_size":
                     says = f"the image at {at} is {image.encoded:,} characters of base64, more than the {most:,} {entry['by']} takes"

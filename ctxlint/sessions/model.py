@@ -90,9 +90,9 @@ class Turn:
         """The turn as what the next request is judged against needs it, bulk let go: its
         identities; of its messages the roles and texts, tool results by their call id alone
         (what tells a cut from a summary, an edit or a message stored in another form), its
-        model and purpose (request_terms.purpose: what tells a side request), its time; of
-        its response the status, finish reason, text and tool call ids. Its message objects are
-        gone, so the next request is judged from its start."""
+        model, thinking switch and purpose (request_terms.purpose: what tells a side
+        request), its time; of its response the status, finish reason, text and tool call
+        ids. Its message objects are gone, so the next request is judged from its start."""
         record = self.record
         response = record.response
         slim_response = None
@@ -104,7 +104,7 @@ class Turn:
                 slim_message = _slim_reply(message)
             slim_response = Response(slim_message, response.finish_reason, None, response.error, response.status, response.model, response.id)
         request: dict[str, Any] = {"messages": [_slim_message(message) for message in record.messages]}
-        request.update((member, record.request[member]) for member in ("model", *PURPOSE_MEMBERS) if member in record.request)
+        request.update((member, record.request[member]) for member in ("model", "thinking", *PURPOSE_MEMBERS) if member in record.request)
         slim = Record(record.file, record.line, record.shape, request, slim_response, record.session_key, seq=record.seq,
                       timestamp=record.timestamp, reasoning_recorded=record.reasoning_recorded, settings_recorded=record.settings_recorded)
         return Turn(self.number, slim, self.identities, self.shared, self._response_identity)
