@@ -500,9 +500,9 @@ class TurnContext:
         run of requests to its model goes on, narrowed to what this one sent too."""
         record = self.turn.record
         if record.answered:
-            return Taken(record.model, len(self.turn.identities), settings_sent(record))
+            return Taken(record.model, len(self.turn.identities), settings_sent(record, self.profile))
         taken = self.taken
-        return None if taken is None else Taken(taken.model, self.taken_before, taken.settings & settings_sent(record))
+        return None if taken is None else Taken(taken.model, self.taken_before, taken.settings & settings_sent(record, self.profile))
 
     def known_reasoning(self, index: int) -> dict[str, Any] | None:
         """What the ledger knows of the reasoning of message `index`'s turn. Reasoning another

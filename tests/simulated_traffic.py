@@ -97,8 +97,9 @@ GLM5 = Style("glm-5.1", "reasoning_content", True)
 GPT5_MINI = Style("gpt-5-mini", None, False, {"reasoning_effort": "low"}, prompt_role="developer")
 # what a defect of rejected settings sends on every request (reported once, at the first), to which model
 REJECTED = {"thinking_disabled": {"thinking": {"type": "disabled"}}, "unaccepted_effort": {"reasoning_effort": "medium"},
-            "refused_setting": {"max_tokens": 1024}}
-REJECTED_BY = {"refused_setting": GPT5_MINI}
+            "refused_setting": {"max_tokens": 1024}, "output_limit_over": {"max_tokens": 32000}}  # (a client's default for another model)
+GPT4O = next(style for style in STYLES if style.model == "gpt-4o")
+REJECTED_BY = {"refused_setting": GPT5_MINI, "output_limit_over": GPT4O}
 # the API refuses these requests outright: the app logs the error and gives up
 REFUSED = {"refused_setting": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
            "lost_user_message": "This model does not support assistant message prefill. The conversation must end with a user message.",
@@ -113,7 +114,8 @@ REFUSED = {"refused_setting": "Unsupported parameter: 'max_tokens' is not suppor
            "tool_choice_without_tools": "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
            "crm_server_connected": "Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array with length 132 instead.",
            "every_tool_strict": "Too many strict tools (132). The maximum number of strict tools supported is 20. Try reducing the number of tools marked as strict.",
-           "full_page_capture": "messages.N.content.0.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels"}
+           "full_page_capture": "messages.N.content.0.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels",
+           "output_limit_over": "max_tokens is too large: 32000. This model supports at most 16384 completion tokens, whereas you provided 32000."}
 # refused once a request of the conversation marks a fifth block for the prompt cache
 CACHE_MARKERS_REFUSED = "A maximum of 4 blocks with cache_control may be provided. Found 5."
 # refused once a request carries a 21st image while one of them is larger than 2000 pixels a side
@@ -135,7 +137,7 @@ STORED_DEFECTS = CALL_TURN_DEFECTS + MESSAGE_ITEM_DEFECTS + ("two_users", "marku
 # the app marks each user message for the prompt cache and never takes a marker off: refused once a fifth appears
 DEFECTS = STORED_DEFECTS + ("thinking_disabled", "unaccepted_effort", "refused_setting", "trim_cut", "overflow", "sliding_window", "lost_user_message",
                             "tools_left_out", "cache_markers_kept", "dotted_tool_name", "tools_declared_twice",
-                            "tool_choice_without_tools", "crm_server_connected", "every_tool_strict", "screenshots_kept")
+                            "tool_choice_without_tools", "crm_server_connected", "every_tool_strict", "screenshots_kept", "output_limit_over")
 MISTRAL = next(style for style in STYLES if style.model.startswith("mistral"))
 CLAUDE_NO_PREFILL = next(style for style in STYLES if style.model == "claude-sonnet-4-6")
 STORED_RESPONSES = next(style for style in STYLES if style.model == "gpt-5.2")
@@ -657,6 +659,7 @@ class Simulator:
             "every_tool_strict": ("CTX045",),
             "full_page_capture": ("CTX046",),
             "screenshots_kept": ("CTX046",),  # where the 21st image is sent
+            "output_limit_over": ("CTX047",),
             "markup_residue": ("CTX018",),
             "truncated_reply_reused": ("CTX021",),
             "text_only_history": ("CTX016",),

@@ -88,6 +88,7 @@ class Profile:
     window_source: str | None = None
     opt_in_window: int | None = None  # served behind an opt-in header a request log does not show
     max_output: int | None = None
+    max_output_source: str | None = None  # where max_output comes from: ctxlint's profile data, or models.dev
     thinking_mode: str | None = None  # always, toggle, never
     thinking_default: bool = False
     reasoning_effort: tuple[str, ...] | None = None
@@ -217,10 +218,10 @@ class ProfileBook:
         candidates = normalize_name(target)
         entry = next((e for c in candidates for e in _table()["models"] if any(fnmatch.fnmatchcase(c, p) for p in e["match"])), None)
         window = output = None
-        window_source = None
+        window_source = output_source = None
         if entry is not None:
             window, output = entry.get("context_window"), entry.get("max_output")
-            window_source = f"ctxlint profile {entry['id']}"
+            window_source = output_source = f"ctxlint profile {entry['id']}"
             if window is None and entry.get("window_from_name"):
                 match = _WINDOW_SUFFIX.search(target.lower())
                 if match:
@@ -229,7 +230,8 @@ class ProfileBook:
             found = next((_models_dev_windows()[c] for c in candidates if c in _models_dev_windows()), None)
             if found:
                 window, window_source = found[0], f"models.dev ({found[2]})"
-                output = output or found[1]
+                if output is None:
+                    output, output_source = found[1], window_source
         profile = Profile(
             name=name,
             id=entry["id"] if entry else (candidates[0] if window else None),
@@ -237,6 +239,7 @@ class ProfileBook:
             window_source=window_source,
             opt_in_window=entry.get("opt_in_window") if entry else None,
             max_output=output,
+            max_output_source=output_source if output is not None else None,
             thinking_mode=entry["thinking"]["mode"] if entry else None,
             thinking_default=bool(entry["thinking"].get("default")) if entry else False,
             reasoning_effort=tuple(entry["reasoning_effort"]) if entry and entry.get("reasoning_effort") else None,
@@ -602,17 +605,23 @@ def image_refusal_sent(entry: dict[str, Any]) -> tuple[str, str]:
     return ("image", entry["limit"])
 
 
+def output_limit_sent(path: str) -> tuple[str, str]:
+    """How settings_sent names an output token limit above what the model's API takes."""
+    return ("output limit", path)
+
+
 def tool_count_sent(entry: dict[str, Any]) -> tuple[str, str]:
     """How settings_sent names more of a kind than a tool_counts entry says its API takes."""
     return ("tool count", entry["counts"])
 
 
-def settings_sent(record: Record) -> frozenset[tuple[str, str]]:
+def settings_sent(record: Record, profile: Profile | None = None) -> frozenset[tuple[str, str]]:
     """What a request sent of the settings a maker's API may refuse, as (path, key_text):
     `tools: []` (CTX031), no `tools` beside messages that carry tool calls or results
     (CTX039), input items ingest noted (CTX041, CTX042), prompt-cache breakpoints its API
     refuses (CTX043), function names its API refuses (CTX044), more tools, calls or strict
-    parameters than it takes (CTX045), images it refuses (CTX046), and the scalar settings
+    parameters than it takes (CTX045), images it refuses (CTX046), an output token limit
+    above what the model (its `profile`) can write (CTX047), and the scalar settings
     setting_refusals names (CTX037), so that what a host answered is known taken
     (engine.Taken)."""
     request = record.request
@@ -626,6 +635,9 @@ def settings_sent(record: Record) -> frozenset[tuple[str, str]]:
         sent.update(tool_name_sent(name) for _, name in refused_function_names(names, request))
     counts = entries_for_api("tool_counts", _body_api(record), record.model) if record.model else ()
     sent.update(tool_count_sent(entry) for entry in counts if past_tool_limits(entry, record))
+    if profile is not None and record.model:
+        sent.update(output_limit_sent(path) for entry in entries_for_api("output_limits", _body_api(record), record.model)
+                    for path, _, _ in past_output_limit(entry, request, profile))
     images = record.source_map.images if record.source_map is not None else ()
     if images and record.model:
         sent.update(image_refusal_sent(entry) for entry in _for_host(entries_for_api("image_limits", _body_api(record), record.model), record)
@@ -702,6 +714,23 @@ def past_image_limit(entry: dict[str, Any], images: tuple[ImageBlock, ...], judg
     if len(images) <= entry["images_over"]:
         return []
     return [image for image in images if image.size is not None and max(image.size) > most]
+
+
+def refused_output_limits(record: Record) -> tuple[dict[str, Any], ...]:
+    """The profile data's output_limits entries (the APIs that refuse an output token limit
+    above what the model can write) that apply to the request, as _refusals_for_body says."""
+    return _refusals_for_body(record, "output_limits")
+
+
+def past_output_limit(entry: dict[str, Any], request: dict[str, Any], profile: Profile) -> list[tuple[str, int, int]]:
+    """(setting, value, most) of each output token limit an output_limits entry names that
+    the request sets above what the model can write, as ctxlint's profile data says (not a
+    limit read from models.dev, which may lag the maker's)."""
+    most = profile.max_output
+    if most is None or not (profile.max_output_source or "").startswith("ctxlint profile"):
+        return []
+    return [(path, request[path], most) for path in entry["paths"]
+            if type(request.get(path)) is int and request[path] > most]
 
 
 class ToolCountExcess(NamedTuple):

@@ -49,6 +49,7 @@ from ctxlint.rules.ctx043_refused_cache_breakpoints import RefusedCacheBreakpoin
 from ctxlint.rules.ctx044_refused_tool_name import RefusedToolName
 from ctxlint.rules.ctx045_refused_tool_count import RefusedToolCount
 from ctxlint.rules.ctx046_refused_image import RefusedImage
+from ctxlint.rules.ctx047_refused_output_limit import RefusedOutputLimit
 from ctxlint.rules.ctx900_invalid_record import InvalidRecord
 
 RULES: dict[str, type[Rule]] = {
@@ -100,6 +101,7 @@ RULES: dict[str, type[Rule]] = {
         RefusedToolName,
         RefusedToolCount,
         RefusedImage,
+        RefusedOutputLimit,
         InvalidRecord,
     )
 }

@@ -36,6 +36,9 @@ ERROR_CLASSES = (
     # a request setting the model's API refuses (OpenAI's reasoning models: max_tokens, temperature)
     ("setting", re.compile(r"unsupported parameter|unsupported value|is not supported with this model|only the default \(1\) value"
                            r"|is only allowed when 'tools' are specified", re.IGNORECASE)),
+    # an output token limit above what the model can write (OpenAI's, Anthropic's)
+    ("output limit", re.compile(r"max_(?:completion_)?tokens is too large|maximum allowed number of output tokens"
+                                r"|Invalid 'max_(?:completion_)?tokens': integer above maximum value", re.IGNORECASE)),
     # tool calls in the history of a request that declares no tools (Anthropic, Bedrock Converse)
     ("tool definitions", re.compile(r"must define tools|toolConfig field must be defined", re.IGNORECASE)),
     # a request that refers the provider to a reply or item it did not keep (the Responses API's
@@ -80,6 +83,7 @@ EXPLAINED_BY = {
     "tool name": ("CTX044",),
     "tool count": ("CTX045",),
     "image": ("CTX046",),
+    "output limit": ("CTX047",),
     "prefill": ("CTX035",),
     "setting": ("CTX005", "CTX037"),
     "tool definitions": ("CTX039",),
@@ -104,22 +108,23 @@ class ProviderError(Rule):
     ## What it does
     Reports a logged response that is an API error, classified as message order,
     thinking/reasoning, blank content, empty list, content type, call id, item id, cache
-    breakpoints, tool name, tool count, image, prefill, setting, tool definitions, unstored
-    reference, model output, auth, rate limit, server error or other, quoting the provider's
-    message. Rate-limit and server errors (HTTP 429, 5xx, "overloaded", a timeout) and
-    model-output errors (the model did not make the tool call the request required, or wrote
-    a call that does not parse: Groq's `tool_use_failed`) are reported as info, not error:
-    they say nothing wrong about the request, and retrying them is the right handling (the
-    retry itself is legal for every rule), but a run of them explains a slow or failed
-    session. Any other error the session got before, word for word, is reported once, where
-    it started: the request resent, or the same defect sent again. An error about a defect
-    another rule reports at the same request is reported once, by that rule (a thinking or
-    reasoning error by CTX004, CTX005, CTX015, CTX038 or CTX041; a message order error by
-    the tool-call and turn-order rules; a blank-content error by CTX029; an empty-list error
-    by CTX030 or CTX031; a content-type error by CTX032; a call-id error by CTX011, CTX033
-    or CTX034; an item-id error by CTX042; a cache-breakpoints error by CTX043; a tool-name
-    error by CTX044; a tool-count error by CTX045; an image error by CTX046; a prefill error
-    by CTX035; a setting error by CTX005 or CTX037; a tool-definitions error by CTX039; an
+    breakpoints, tool name, tool count, image, output limit, prefill, setting, tool
+    definitions, unstored reference, model output, auth, rate limit, server error or other,
+    quoting the provider's message. Rate-limit and server errors (HTTP 429, 5xx,
+    "overloaded", a timeout) and model-output errors (the model did not make the tool call
+    the request required, or wrote a call that does not parse: Groq's `tool_use_failed`) are
+    reported as info, not error: they say nothing wrong about the request, and retrying them
+    is the right handling (the retry itself is legal for every rule), but a run of them
+    explains a slow or failed session. Any other error the session got before, word for
+    word, is reported once, where it started: the request resent, or the same defect sent
+    again. An error about a defect another rule reports at the same request is reported
+    once, by that rule (a thinking or reasoning error by CTX004, CTX005, CTX015, CTX038 or
+    CTX041; a message order error by the tool-call and turn-order rules; a blank-content
+    error by CTX029; an empty-list error by CTX030 or CTX031; a content-type error by
+    CTX032; a call-id error by CTX011, CTX033 or CTX034; an item-id error by CTX042; a
+    cache-breakpoints error by CTX043; a tool-name error by CTX044; a tool-count error by
+    CTX045; an image error by CTX046; an output-limit error by CTX047; a prefill error by
+    CTX035; a setting error by CTX005 or CTX037; a tool-definitions error by CTX039; an
     unstored-reference error by CTX040; a context-length error by CTX006, with the token
     count; an error that says no more than its code, such as Bedrock's
     `ValidationException`, by any of them), unless that rule is not selected.
