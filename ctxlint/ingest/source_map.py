@@ -76,7 +76,7 @@ class ImageBlock(NamedTuple):
     pointer: str  # the block, as a normalized pointer (SourceMap.pointer puts it back in the body's terms)
     encoded: int | None  # the length of its base64 data (None: sent by URL or file id)
     size: tuple[int, int] | None  # (width, height) in pixels, where its header says
-    digest: str  # the same image sent again has the same digest (its data's length and ends)
+    digest: str  # the same image sent again has the same digest (its data's length, ends and middle)
 
 
 @dataclass(frozen=True, slots=True)
