@@ -390,8 +390,8 @@ def accepted_parts(record: Record) -> dict[str, Any] | None:
 def call_id_format(record: Record) -> dict[str, Any] | None:
     """The profile data's call_id_formats entry of the model's API (the form it takes a
     tool call id in) for the body the request is, where a refusal of others applies to it
-    (_refusals_for_body); else None."""
-    return next(iter(_refusals_for_body(record, "call_id_formats")), None)
+    (refusals_for_body); else None."""
+    return next(iter(refusals_for_body(record, "call_id_formats")), None)
 
 
 def unique_call_ids(record: Record) -> dict[str, Any] | None:
@@ -439,14 +439,6 @@ def refused_input_item(record: Record, note: str) -> dict[str, Any] | None:
         return None
     entry = next((entry for entry in _entries_naming("input_items", record.model) if entry["api"] == api and entry["note"] == note), None)
     return None if entry is None or (entry.get("unless_store_false") and record.request.get("store") is False) else entry
-
-
-def refused_cache_breakpoints(record: Record) -> tuple[dict[str, Any], ...]:
-    """The profile data's cache_breakpoints entries (what the API whose body the request
-    is refuses of the blocks it marks for the prompt cache) for its model, where that
-    applies to the request (_judged_body_api)."""
-    api = _judged_body_api(record)
-    return entries_for_api("cache_breakpoints", api, record.model) if api else ()
 
 
 @lru_cache(maxsize=1024)
@@ -659,38 +651,26 @@ def refused_orders(record: Record, profile: Profile) -> tuple[dict[str, Any], ..
     makers_api_unanswered says; in another API's body, the entries naming that API, as
     _judged_body_api says. The placement rules of system messages in the conversation
     hold for the models whose profile takes them."""
-    return tuple(entry for entry in _refusals_for_body(record, "turn_order")
+    return tuple(entry for entry in refusals_for_body(record, "turn_order")
                  if profile.mid_conversation_system or not entry.get("mid_conversation_system"))
 
 
-def refused_tool_names(record: Record) -> tuple[dict[str, Any], ...]:
-    """The profile data's tool_names entries (what the model's API refuses of a function's
-    name) that apply to the request, as _refusals_for_body says."""
-    return _refusals_for_body(record, "tool_names")
-
-
-def _refusals_for_body(record: Record, table: str) -> tuple[dict[str, Any], ...]:
-    """The entries of a profile data table of what APIs refuse that apply to the request: in
-    a chat-completions body, those naming no API, as makers_api_unanswered says; in another
-    API's body, those naming that API, as _judged_body_api says."""
+def refusals_for_body(record: Record, table: str) -> tuple[dict[str, Any], ...]:
+    """The entries of a profile data table of what APIs refuse (tool_names, tool_counts,
+    cache_breakpoints, output_limits…) that apply to the request: in a chat-completions
+    body, those naming no API, as makers_api_unanswered says; in another API's body, those
+    naming that API, as _judged_body_api says."""
     if _body_api(record) is None:
         return entries_for_api(table, None, record.model) if record.model and makers_api_unanswered(record) else ()
     api = _judged_body_api(record)
     return entries_for_api(table, api, record.model) if api else ()
 
 
-def refused_tool_counts(record: Record) -> tuple[dict[str, Any], ...]:
-    """The profile data's tool_counts entries (how many tools, calls or strict parameters
-    the model's API takes) that apply to the request, as _refusals_for_body says."""
-    return _refusals_for_body(record, "tool_counts")
-
-
 def refused_images(record: Record) -> tuple[dict[str, Any], ...]:
     """The profile data's image_limits entries (what the API whose body the request is
-    refuses of the images it sends) for its model and host, where that applies to the
-    request (_judged_body_api)."""
-    api = _judged_body_api(record)
-    return _for_host(entries_for_api("image_limits", api, record.model), record) if api else ()
+    refuses of the images it sends) for its model and host, where they apply to the
+    request (refusals_for_body)."""
+    return _for_host(refusals_for_body(record, "image_limits"), record)
 
 
 def _for_host(entries: tuple[dict[str, Any], ...], record: Record) -> tuple[dict[str, Any], ...]:
@@ -714,12 +694,6 @@ def past_image_limit(entry: dict[str, Any], images: tuple[ImageBlock, ...], judg
     if len(images) <= entry["images_over"]:
         return []
     return [image for image in images if image.size is not None and max(image.size) > most]
-
-
-def refused_output_limits(record: Record) -> tuple[dict[str, Any], ...]:
-    """The profile data's output_limits entries (the APIs that refuse an output token limit
-    above what the model can write) that apply to the request, as _refusals_for_body says."""
-    return _refusals_for_body(record, "output_limits")
 
 
 def past_output_limit(entry: dict[str, Any], request: dict[str, Any], profile: Profile) -> list[tuple[str, int, int]]:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ctxlint.profiles import cache_refusal_sent, past_cache_limit, refused_cache_breakpoints
+from ctxlint.profiles import cache_refusal_sent, past_cache_limit, refusals_for_body
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -73,7 +73,7 @@ class RefusedCacheBreakpoints(Rule):
         if not breakpoints:
             return
         taken = ctx.taken
-        for refusal in refused_cache_breakpoints(record):
+        for refusal in refusals_for_body(record, "cache_breakpoints"):
             broken = past_cache_limit(refusal, breakpoints)
             if not broken or (taken is not None and cache_refusal_sent(refusal) in taken.settings):
                 continue  # within what the API takes, or the host answered the same before

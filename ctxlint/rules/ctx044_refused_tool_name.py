@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.profiles import refused_function_names, refused_tool_names, tool_name_sent
+from ctxlint.profiles import refusals_for_body, refused_function_names, tool_name_sent
 from ctxlint.request_terms import function_names
 from ctxlint.rules.base import Rule, Violation
 
@@ -64,7 +64,7 @@ class RefusedToolName(Rule):
                    "OpenAPI names to such names and back), and send the history's calls under the names the tools have now.")
 
     def check(self, ctx) -> Iterable[Violation]:
-        refusals = refused_tool_names(ctx.turn.record)
+        refusals = refusals_for_body(ctx.turn.record, "tool_names")
         if not refusals:
             return
         verdicts = refused_function_names(refusals, ctx.request)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ctxlint.profiles import past_tool_limits, refused_tool_counts, tool_count_sent
+from ctxlint.profiles import past_tool_limits, refusals_for_body, tool_count_sent
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -61,7 +61,7 @@ class RefusedToolCount(Rule):
                    "API's count of strict tools and of their optional and union parameters.")
 
     def check(self, ctx) -> Iterable[Violation]:
-        refusals = refused_tool_counts(ctx.turn.record)
+        refusals = refusals_for_body(ctx.turn.record, "tool_counts")
         if not refusals:
             return
         taken, record = ctx.taken, ctx.turn.record

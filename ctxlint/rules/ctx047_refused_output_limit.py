@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ctxlint.chat import dotted
-from ctxlint.profiles import output_limit_sent, past_output_limit, refused_output_limits, refused_settings
+from ctxlint.profiles import output_limit_sent, past_output_limit, refusals_for_body, refused_settings
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -48,7 +48,7 @@ class RefusedOutputLimit(Rule):
     remediation = "Set max_tokens (max_completion_tokens) per model, within the most the model can write, and again when a session moves to another model."
 
     def check(self, ctx) -> Iterable[Violation]:
-        refusals = refused_output_limits(ctx.turn.record)
+        refusals = refusals_for_body(ctx.turn.record, "output_limits")
         if not refusals:
             return
         taken, profile, record = ctx.taken, ctx.profile, ctx.turn.record
