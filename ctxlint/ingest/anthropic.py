@@ -164,7 +164,7 @@ def _image(block: dict[str, Any], message_index: int, pointer: str) -> ImageBloc
     source = block.get("source")
     data = source.get("data") if isinstance(source, dict) and source.get("type") == "base64" else None
     if not isinstance(data, str):
-        return ImageBlock(message_index, pointer, None, None, f"{pointer}:{source!r:.200}")
+        return ImageBlock(message_index, pointer, None, None, f"{source!r:.200}")  # by URL or file id: no size to judge
     middle = len(data) // 2
     return ImageBlock(message_index, pointer, len(data), image_size(data), f"{len(data)}:{data[:48]}:{data[middle:middle + 48]}:{data[-48:]}")
 
