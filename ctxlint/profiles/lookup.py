@@ -629,7 +629,7 @@ def settings_sent(record: Record, profile: Profile | None = None) -> frozenset[t
     sent.update(tool_count_sent(entry) for entry in counts if past_tool_limits(entry, record))
     if profile is not None and record.model:
         sent.update(output_limit_sent(path) for entry in entries_for_api("output_limits", _body_api(record), record.model)
-                    for path, _, _ in past_output_limit(entry, request, profile))
+                    for path, _, _ in past_output_limit(entry, record, profile))
     images = record.source_map.images if record.source_map is not None else ()
     if images and record.model:
         sent.update(image_refusal_sent(entry) for entry in _for_host(entries_for_api("image_limits", _body_api(record), record.model), record)
@@ -696,12 +696,13 @@ def past_image_limit(entry: dict[str, Any], images: tuple[ImageBlock, ...], judg
     return [image for image in images if image.size is not None and max(image.size) > most]
 
 
-def past_output_limit(entry: dict[str, Any], request: dict[str, Any], profile: Profile) -> list[tuple[str, int, int]]:
+def past_output_limit(entry: dict[str, Any], record: Record, profile: Profile) -> list[tuple[str, int, int]]:
     """(setting, value, most) of each output token limit an output_limits entry names that
     the request sets above what the model can write, as ctxlint's profile data says (not a
-    limit read from models.dev, which may lag the maker's)."""
-    most = profile.max_output
-    if most is None or not (profile.max_output_source or "").startswith("ctxlint profile"):
+    limit read from models.dev, which may lag the maker's); none in a batch's line where the
+    entry says a batch may take more (`not_in_batches`)."""
+    most, request = profile.max_output, record.request
+    if most is None or not (profile.max_output_source or "").startswith("ctxlint profile") or (entry.get("not_in_batches") and record.shape == "batch"):
         return []
     return [(path, request[path], most) for path in entry["paths"]
             if type(request.get(path)) is int and request[path] > most]

@@ -15,11 +15,13 @@ class RefusedOutputLimit(Rule):
     models (16,384 for gpt-4o, 32,768 for gpt-4.1, 100,000 for the o-series), and
     `max_tokens` in a Messages API request to Claude (128,000 for Claude Opus 4.6 and
     newer). The most each model writes is its entry in the model profiles' data (a limit
-    known only from models.dev is not judged: it may lag its maker's), and which APIs
-    refuse more is the profiles' `output_limits`, with their sources. Judged where the
-    request names the model as its maker's API does (no gateway `org/` prefix), the log
-    records its settings and no successful reply to it is logged; a session whose host
-    answered such a request before is left alone (every request since sending one too).
+    known only from models.dev is not judged: it may lag its maker's), and which APIs refuse
+    more is the profiles' `output_limits`, with their sources. A line of a Message Batches
+    file is not judged for Claude: a batch sent with the `output-300k` beta header takes up
+    to 300,000 from Claude Opus 4.6 and newer, and its lines do not show the header. Judged
+    where the request names the model as its maker's API does (no gateway `org/` prefix),
+    the log records its settings and no successful reply to it is logged; a session whose
+    host answered such a request before is left alone (every request since sending one too).
     Reported once per session and model, where it starts.
 
     ## Why is this bad?
@@ -55,7 +57,7 @@ class RefusedOutputLimit(Rule):
         # a setting the model refuses whatever its value is CTX037's (max_tokens to OpenAI's reasoning models)
         refused = {refusal.path for _, refusal in refused_settings(record) if refusal.refuses(dotted(ctx.request, refusal.path), ctx.request)}
         for entry in refusals:
-            for path, value, most in past_output_limit(entry, ctx.request, profile):
+            for path, value, most in past_output_limit(entry, record, profile):
                 if taken is not None and output_limit_sent(path) in taken.settings:
                     continue  # the host answered the same before
                 yield Violation(
