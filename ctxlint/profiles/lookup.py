@@ -724,7 +724,9 @@ def past_tool_limits(entry: dict[str, Any], record: Record, calls_from: int = 0)
     request, most, counts = record.request, entry["most"], entry["counts"]
     if counts == "tools":
         tools = request.get("tools")
-        return [ToolCountExcess(len(tools), f"/tools/{most}")] if isinstance(tools, list) and len(tools) > most else []
+        if not isinstance(tools, list) or len(tools) <= most or any(_deferred(tool) for tool in tools):
+            return []  # (a gateway's tool search sends the model the tools it finds, not those it defers)
+        return [ToolCountExcess(len(tools), f"/tools/{most}")]
     if counts == "calls_in_message":
         messages, excesses = request.get("messages") or (), []
         for index in range(calls_from, len(messages)):
@@ -753,6 +755,13 @@ def past_tool_limits(entry: dict[str, Any], record: Record, calls_from: int = 0)
         if crossing is None and total > most:
             crossing = f"/tools/{index}/function/name"
     return [ToolCountExcess(total, crossing, shares=tuple(shares))] if crossing is not None else []
+
+
+def _deferred(tool: Any) -> bool:
+    """Whether a tool is marked for a tool search to load (`defer_loading`, beside its
+    function or in it)."""
+    return isinstance(tool, dict) and (tool.get("defer_loading") is True or
+                                       (isinstance(tool.get("function"), dict) and tool["function"].get("defer_loading") is True))
 
 
 def refused_function_names(entries: tuple[dict[str, Any], ...], request: dict[str, Any]) -> dict[tuple[str, str], tuple[dict[str, Any], str]]:

@@ -9,20 +9,21 @@ from ctxlint.rules.base import Rule, Violation
 class RefusedToolCount(Rule):
     """
     ## What it does
-    Flags a request that sends more tools, tool calls or strict parameters than the
-    model's API takes: for OpenAI's models (chat completions), more than 128 entries in
-    `tools`, or more than 128 tool calls in one assistant message of the history; in a
-    Gemini API body, more than 512 function declarations in one tool; in a Messages API
-    body to Claude, more than 20 tools marked `strict: true`, or strict tools whose
-    schemas hold more than 24 optional parameters (a property its object's `required`
-    does not list) or more than 16 parameters of a union type (a `type` list, or
-    `anyOf`) together, counted through nested objects' properties and array items (tools
-    not marked strict do not count). The model profiles' data says what each API takes,
-    with its sources. Judged where the request names the model as its maker's API does
-    (no gateway `org/` prefix), the log records its settings and no successful reply to
-    it is logged; a session whose host answered such a request before is left alone
-    (every request since sending one too). Each kind is reported once per session, where
-    it starts; a message's calls, at the request whose history first carries them.
+    Flags a request that sends more tools, tool calls or strict parameters than the model's
+    API takes: for OpenAI's models (chat completions), more than 128 entries in `tools`, or
+    more than 128 tool calls in one assistant message of the history; in a Gemini API body,
+    more than 512 function declarations in one tool; in a Messages API body to Claude, more
+    than 20 tools marked `strict: true`, or strict tools whose schemas hold more than 24
+    optional parameters (a property its object's `required` does not list) or more than 16
+    parameters of a union type (a `type` list, or `anyOf`) together, counted through nested
+    objects' properties and array items (tools not marked strict do not count). A request
+    that marks tools `defer_loading` (a gateway's tool search, which sends the model those
+    it finds) is not judged by its count of tools. The model profiles' data says what each
+    API takes, with its sources. Judged where the request names the model as its maker's API
+    does (no gateway `org/` prefix), the log records its settings and no successful reply to
+    it is logged; a session whose host answered such a request before is left alone (every
+    request since sending one too). Each kind is reported once per session, where it starts;
+    a message's calls, at the request whose history first carries them.
 
     ## Why is this bad?
     The API answers 400 ("Invalid 'tools': array too long. Expected an array with maximum
