@@ -111,6 +111,8 @@ class Profile:
     # last turn, up to the tool results the request ends with) must open with a thinking block
     tool_turn_opens_with_thinking: tuple[str, ...] = ()
     conflict_sources: tuple[str, ...] = ()
+    default_thinking_type: str | None = None  # the thinking.type a request that sends no `thinking` gets
+    conflicts_on_makers_api: bool = False  # the conflicts hold where the request names the model as its maker's API does
 
     @property
     def known(self) -> bool:
@@ -272,7 +274,8 @@ def _thinking_conflicts(candidates: list[str]) -> dict[str, Any]:
     return {"thinking_types": tuple(entry["thinking_types"]), "conflict_sources": tuple(entry["sources"]),
             "thinking_conflicts": tuple(SettingRefusal(**rule) for rule in entry["rejects"]),
             "final_assistant_follows_thinking": bool(entry.get("final_assistant_follows_thinking")),
-            "tool_turn_opens_with_thinking": tuple(entry.get("tool_turn_opens_with_thinking", ()))}
+            "tool_turn_opens_with_thinking": tuple(entry.get("tool_turn_opens_with_thinking", ())),
+            "default_thinking_type": entry.get("default_type"), "conflicts_on_makers_api": bool(entry.get("makers_api"))}
 
 
 def tool_loop_start(profile: Profile, messages: list[dict[str, Any]]) -> int:

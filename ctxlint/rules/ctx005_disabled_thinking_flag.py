@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ctxlint.chat import as_sent, dotted, key_text, reasoning_of, role_of, tool_calls_of
-from ctxlint.profiles import refused_settings, refuses_every_prefill
+from ctxlint.profiles import makers_api_unanswered, refused_settings, refuses_every_prefill
 from ctxlint.profiles.lookup import tool_loop_start
 from ctxlint.rules.base import Rule, Violation
 
@@ -13,36 +13,37 @@ class DisabledThinkingFlag(Rule):
     ## What it does
     Flags a thinking setting the model rejects, such as `thinking: {"type": "disabled"}`
     sent to GLM-5.x or to Volcengine's thinking-only doubao-seed-1.6-thinking (thinking is
-    always on there; the hybrid doubao-seed-1.6 and GLM-4.x take the switch), or to
-    Claude Fable 5.x and Opus 5.5 (adaptive thinking, always on), Claude Sonnet 5.5 (whose
-    lowest setting is `between_tools`; Haiku 5.5 takes `disabled`) or Moonshot's
-    kimi-k2.7-code (the hybrid Kimi K2.5 to K2.7 take it); `enable_thinking: false`
-    sent to a thinking-only Qwen3 model (`qwen3-…-thinking-2507`,
-    `qwen3-next-80b-a3b-thinking`; the hybrid Qwen3 models take it); the manual
-    `thinking: {"type": "enabled", "budget_tokens": …}` sent to Claude Opus 4.7 and newer
-    and to Haiku 5.5, which take adaptive thinking only (Opus 4.6, Haiku 4.5 and older still
-    take it), any thinking
-    (`enabled` or `adaptive`) sent to the Claude models before Claude 3.7 Sonnet (3.5
-    Sonnet and Haiku, the Claude 3 models, Claude 2), which have none, a thinking budget
-    of 0 sent to Gemini 2.5 Pro (which cannot turn thinking off), and a
-    `reasoning_effort` value outside the values the model's profile accepts (GLM-5.x
-    takes `low`, `high`, `max`; o3 does not take `none`). For OpenAI's models the effort
-    is also read from `reasoning.effort` (the Responses API's, which OpenRouter passes on
-    to them as sent, while it translates it for other vendors' models). Also flagged: the
-    settings Claude refuses while a request turns thinking on (`thinking.type` `enabled`
-    or `adaptive`): a `temperature` other than 1 (on the models that refuse one with
-    thinking on or off, Claude Opus 4.7 and newer, CTX037 reports it), `top_p` under 0.95, `top_k`, a
-    `tool_choice` that forces a tool (`any`, a named tool, chat-completions' `required`
-    through a gateway), a `budget_tokens` under 1,024, or a request that ends with an
-    assistant prefill of text (Claude wants the final assistant message to open with a
-    thinking block), or manual extended thinking (`thinking.type` `enabled`, under which
-    the model thinks at the start of every turn) switched on inside a tool-use turn that
-    began without it: the assistant message that opens the turn the request's tool
-    results answer has no thinking block (the API keeps one thinking configuration per
-    turn; where that message's thinking was dropped, CTX004 reports it); and, with
-    thinking off, a final assistant message that carries thinking blocks (off by the
-    switch, or by the model's default where the log records the request's settings: a
-    tracer's span or event does not).
+    always on there; the hybrid doubao-seed-1.6 and GLM-4.x take the switch), or to Claude
+    Fable 5.x and Opus 5.5 (adaptive thinking, always on), Claude Sonnet 5.5 (whose lowest
+    setting is `between_tools`; Haiku 5.5 takes `disabled`) or Moonshot's kimi-k2.7-code
+    (the hybrid Kimi K2.5 to K2.7 take it); `enable_thinking: false` sent to a thinking-only
+    Qwen3 model (`qwen3-…-thinking-2507`, `qwen3-next-80b-a3b-thinking`; the hybrid Qwen3
+    models take it); the manual `thinking: {"type": "enabled", "budget_tokens": …}` sent to
+    Claude Opus 4.7 and newer and to Haiku 5.5, which take adaptive thinking only (Opus 4.6,
+    Haiku 4.5 and older still take it), any thinking (`enabled` or `adaptive`) sent to the
+    Claude models before Claude 3.7 Sonnet (3.5 Sonnet and Haiku, the Claude 3 models,
+    Claude 2), which have none, a thinking budget of 0 sent to Gemini 2.5 Pro (which cannot
+    turn thinking off), and a `reasoning_effort` value outside the values the model's
+    profile accepts (GLM-5.x takes `low`, `high`, `max`; o3 does not take `none`). For
+    OpenAI's models the effort is also read from `reasoning.effort` (the Responses API's,
+    which OpenRouter passes on to them as sent, while it translates it for other vendors'
+    models). Also flagged: the settings Claude refuses while a request turns thinking on
+    (`thinking.type` `enabled` or `adaptive`): a `temperature` other than 1 (on the models
+    that refuse one with thinking on or off, Claude Opus 4.7 and newer, CTX037 reports it),
+    `top_p` under 0.95, `top_k`, a `tool_choice` that forces a tool (`any`, a named tool,
+    chat-completions' `required` through a gateway), a `budget_tokens` under 1,024, or a
+    request that ends with an assistant prefill of text (Claude wants the final assistant
+    message to open with a thinking block), or manual extended thinking (`thinking.type`
+    `enabled`, under which the model thinks at the start of every turn) switched on inside a
+    tool-use turn that began without it: the assistant message that opens the turn the
+    request's tool results answer has no thinking block (the API keeps one thinking
+    configuration per turn; where that message's thinking was dropped, CTX004 reports it);
+    and, with thinking off, a final assistant message that carries thinking blocks (off by
+    the switch, or by the model's default where the log records the request's settings: a
+    tracer's span or event does not); and a forced tool call (`tool_choice` `required` or a
+    named function) sent to Kimi K2.5 or K2.6 on Moonshot's API (the model named as it names
+    it) while the model thinks, which it does by default where the request sends no
+    `thinking`.
 
     ## Why is this bad?
     Apps keep sending the switch they wrote for an older model after they move to a
@@ -87,15 +88,19 @@ class DisabledThinkingFlag(Rule):
                     key=(path, key_text(effort)), pointer="/" + path.replace(".", "/"),
                     evidence={"setting": path, "value": effort, "accepted": list(profile.reasoning_effort), "profile": profile.id},
                 )
-        switched_on = _thinking_type(ctx.request)
-        if switched_on is not None and switched_on in profile.thinking_types:
+        switched_on, by_default = _thinking_type(ctx.request), False
+        if switched_on is None and "thinking" not in ctx.request and profile.default_thinking_type and ctx.turn.record.settings_recorded:
+            switched_on, by_default = profile.default_thinking_type, True  # the model thinks unless told not to
+        judged = not profile.conflicts_on_makers_api or makers_api_unanswered(ctx.turn.record)
+        if switched_on is not None and switched_on in profile.thinking_types and judged:
             # what the model refuses with thinking on or off is CTX037's (Claude Opus 4.7 and newer: temperature)
             refused = {refusal.path for _, refusal in refused_settings(ctx.turn.record) if refusal.refuses(dotted(ctx.request, refusal.path), ctx.request)}
             for conflict in profile.thinking_conflicts:
                 sent = dotted(ctx.request, conflict.path)
                 if conflict.refuses(sent, ctx.request):
                     yield Violation(
-                        f"{profile.id} rejects {conflict.path} = {as_sent(sent)} while thinking is on (thinking.type {as_sent(switched_on)}); "
+                        f"{profile.id} rejects {conflict.path} = {as_sent(sent)} while thinking is on "
+                        f"({'by default: the request sends no thinking' if by_default else f'thinking.type {as_sent(switched_on)}'}); "
                         f"{conflict.advice()}",
                         key=(conflict.path, key_text(sent)), pointer="/" + conflict.path.replace(".", "/"),
                         evidence={"setting": conflict.path, "value": sent, "thinking": switched_on, "profile": profile.id,
