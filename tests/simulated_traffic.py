@@ -19,7 +19,7 @@ speaking right after a tool run, before the model saw its results, where the API
 order; `max_tokens` and a temperature sent to a model that takes them; an MCP server's 130
 tools connected mid-session to a model whose API takes them (a part of them, to OpenAI's); a
 Claude app's own two tools marked strict; a browser tool's screenshots, scaled down, kept
-step after step for Claude.
+step after step for Claude; Kimi K2.6 sent `tool_choice: "auto"` while it thinks.
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ STYLES = [
     Style("glm-4.6", None, False, {"thinking": {"type": "disabled"}}),  # GLM-4.6 may have thinking off
     Style("glm-5.1", "reasoning_content", True, {"reasoning_effort": "high"}),  # an effort GLM-5 takes
     Style("kimi-k2-thinking", "reasoning_content", True),
+    Style("kimi-k2.6", "reasoning_content", True),  # thinks unless told not to; sends tool_choice auto
     Style("MiniMax-M2", "inline", True),
     # thinking models whose reasoning no profile asks back: dropping it even on tool-call turns is legal
     Style("doubao-seed-1-6-250615", "reasoning_content", False, {"thinking": {"type": "enabled"}}),
@@ -99,6 +100,7 @@ GPT5_MINI = Style("gpt-5-mini", None, False, {"reasoning_effort": "low"}, prompt
 REJECTED = {"thinking_disabled": {"thinking": {"type": "disabled"}}, "unaccepted_effort": {"reasoning_effort": "medium"},
             "refused_setting": {"max_tokens": 1024}, "output_limit_over": {"max_tokens": 32000}}  # (a client's default for another model)
 GPT4O = next(style for style in STYLES if style.model == "gpt-4o")
+KIMI26 = next(style for style in STYLES if style.model == "kimi-k2.6")
 REJECTED_BY = {"refused_setting": GPT5_MINI, "output_limit_over": GPT4O}
 # the API refuses these requests outright: the app logs the error and gives up
 REFUSED = {"refused_setting": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
@@ -115,7 +117,8 @@ REFUSED = {"refused_setting": "Unsupported parameter: 'max_tokens' is not suppor
            "crm_server_connected": "Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array with length 132 instead.",
            "every_tool_strict": "Too many strict tools (132). The maximum number of strict tools supported is 20. Try reducing the number of tools marked as strict.",
            "full_page_capture": "messages.N.content.0.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels",
-           "output_limit_over": "max_tokens is too large: 32000. This model supports at most 16384 completion tokens, whereas you provided 32000."}
+           "output_limit_over": "max_tokens is too large: 32000. This model supports at most 16384 completion tokens, whereas you provided 32000.",
+           "forced_tool_kimi": "tool_choice specified is incompatible with thinking enabled"}
 # refused once a request of the conversation marks a fifth block for the prompt cache
 CACHE_MARKERS_REFUSED = "A maximum of 4 blocks with cache_control may be provided. Found 5."
 # refused once a request carries a 21st image while one of them is larger than 2000 pixels a side
@@ -137,7 +140,8 @@ STORED_DEFECTS = CALL_TURN_DEFECTS + MESSAGE_ITEM_DEFECTS + ("two_users", "marku
 # the app marks each user message for the prompt cache and never takes a marker off: refused once a fifth appears
 DEFECTS = STORED_DEFECTS + ("thinking_disabled", "unaccepted_effort", "refused_setting", "trim_cut", "overflow", "sliding_window", "lost_user_message",
                             "tools_left_out", "cache_markers_kept", "dotted_tool_name", "tools_declared_twice",
-                            "tool_choice_without_tools", "crm_server_connected", "every_tool_strict", "screenshots_kept", "output_limit_over")
+                            "tool_choice_without_tools", "crm_server_connected", "every_tool_strict", "screenshots_kept", "output_limit_over",
+                            "forced_tool_kimi")
 MISTRAL = next(style for style in STYLES if style.model.startswith("mistral"))
 CLAUDE_NO_PREFILL = next(style for style in STYLES if style.model == "claude-sonnet-4-6")
 STORED_RESPONSES = next(style for style in STYLES if style.model == "gpt-5.2")
@@ -262,6 +266,9 @@ class Conversation:
         body = {"model": self.style.model, "messages": self.sent_messages(), "tools": tools}
         body.update(self.style.settings)
         body.update(REJECTED.get(self.defect, {}))
+        if self.style.model == "kimi-k2.6":  # a step that must call the search forces it, while the model thinks by default
+            forced = self.defect == "forced_tool_kimi" and self.turn == self.defect_turn
+            body["tool_choice"] = {"type": "function", "function": {"name": "search_flights"}} if forced else "auto"
         return body
 
     def reply(self, force_calls: bool | None, least_calls: int = 1) -> dict:
@@ -400,6 +407,8 @@ class Simulator:
             style = STORED_RESPONSES
         if defect == "system_before_user":  # the Messages API places system messages in the conversation
             style = SYSTEM_NOTES
+        if defect == "forced_tool_kimi":
+            style = KIMI26
         if defect == "tool_choice_without_tools":  # the agent's settings for OpenAI's API, tools taken away
             style = next(s for s in STYLES if "tool_choice" in s.settings)
         if defect in ("dotted_tool_name", "crm_server_connected"):  # the MCP server connected mid-session, to an OpenAI model
@@ -660,6 +669,7 @@ class Simulator:
             "full_page_capture": ("CTX046",),
             "screenshots_kept": ("CTX046",),  # where the 21st image is sent
             "output_limit_over": ("CTX047",),
+            "forced_tool_kimi": ("CTX005",),
             "markup_residue": ("CTX018",),
             "truncated_reply_reused": ("CTX021",),
             "text_only_history": ("CTX016",),
