@@ -117,6 +117,28 @@ def schema_parameters(schema: Any) -> tuple[int, int]:
     return optional, union
 
 
+def arrays_without_items(schema: Any) -> list[str]:
+    """Where a tool's schema declares an array (`type` "array", or a list that holds it) with
+    no `items` (nor `prefixItems`), as dotted paths from the schema's root, through its
+    objects' properties, array items and anyOf / oneOf / allOf branches."""
+    found, pending = [], [(schema, "")]
+    while pending:
+        node, path = pending.pop()
+        if not isinstance(node, dict):
+            continue
+        kinds = node.get("type")
+        if (kinds == "array" or (isinstance(kinds, list) and "array" in kinds)) and "items" not in node and "prefixItems" not in node:
+            found.append(path or "(the root)")
+        properties = node.get("properties")
+        for name, value in properties.items() if isinstance(properties, dict) else ():
+            pending.append((value, f"{path}.properties.{name}" if path else f"properties.{name}"))
+        pending.append((node.get("items"), f"{path}.items" if path else "items"))
+        for branch in ("anyOf", "oneOf", "allOf"):
+            for position, value in enumerate(node.get(branch) if isinstance(node.get(branch), list) else ()):
+                pending.append((value, f"{path}.{branch}.{position}" if path else f"{branch}.{position}"))
+    return sorted(found)
+
+
 FORCING_CHOICES = ("required", "any", "function", "tool", "allowed_tools", "custom")
 
 

@@ -15,7 +15,7 @@ import orjson
 
 from ctxlint.chat import BLANK_CONTENT, INPUT_ITEM_NOTES, MESSAGE_ITEM_IDS, REASONING_FIELDS, SAID_MEMBERS, announces_summary, as_sent, carries_summary, dotted, first_tool_message, key_text, last_user_index, last_user_turn_index, provider_compaction, role_of, tagged_block_names, text_of
 from ctxlint.ingest import openai_responses
-from ctxlint.request_terms import called_function_names, declared_function_names, declared_functions, schema_parameters
+from ctxlint.request_terms import arrays_without_items, called_function_names, declared_function_names, declared_functions, schema_parameters
 
 if TYPE_CHECKING:
     from ctxlint.ingest.record import Record
@@ -605,6 +605,11 @@ def output_limit_sent(path: str) -> tuple[str, str]:
     return ("output limit", path)
 
 
+def tool_schema_sent(name: str) -> tuple[str, str]:
+    """How settings_sent names a function whose schema a tool_schemas entry refuses."""
+    return ("tool schema", name)
+
+
 def tool_count_sent(entry: dict[str, Any]) -> tuple[str, str]:
     """How settings_sent names more of a kind than a tool_counts entry says its API takes."""
     return ("tool count", entry["counts"])
@@ -614,7 +619,7 @@ def settings_sent(record: Record, profile: Profile | None = None) -> frozenset[t
     """What a request sent of the settings a maker's API may refuse, as (path, key_text):
     `tools: []` (CTX031), no `tools` beside messages that carry tool calls or results
     (CTX039), input items ingest noted (CTX041, CTX042), prompt-cache breakpoints its API
-    refuses (CTX043), function names its API refuses (CTX044), more tools, calls or strict
+    refuses (CTX043), function names and schemas its API refuses (CTX044, CTX048), more tools, calls or strict
     parameters than it takes (CTX045), images it refuses (CTX046), an output token limit
     above what the model (its `profile`) can write (CTX047), and the scalar settings
     setting_refusals names (CTX037), so that what a host answered is known taken
@@ -628,6 +633,8 @@ def settings_sent(record: Record, profile: Profile | None = None) -> frozenset[t
     names = entries_for_api("tool_names", _body_api(record), record.model) if record.model else ()
     if names:
         sent.update(tool_name_sent(name) for _, name in refused_function_names(names, request))
+    if record.model and entries_for_api("tool_schemas", _body_api(record), record.model):
+        sent.update(tool_schema_sent(name) for name, _, _ in refused_tool_schemas(request))
     counts = entries_for_api("tool_counts", _body_api(record), record.model) if record.model else ()
     sent.update(tool_count_sent(entry) for entry in counts if past_tool_limits(entry, record))
     if profile is not None and record.model:
@@ -765,6 +772,13 @@ def _deferred(tool: Any) -> bool:
     function or in it)."""
     return isinstance(tool, dict) and (tool.get("defer_loading") is True or
                                        (isinstance(tool.get("function"), dict) and tool["function"].get("defer_loading") is True))
+
+
+def refused_tool_schemas(request: dict[str, Any]) -> list[tuple[str, int, list[str]]]:
+    """(name, index in `tools`, where) of each function a request declares whose parameters
+    schema declares an array without `items` (request_terms.arrays_without_items)."""
+    return [(function["name"], index, where) for index, function in declared_functions(request)
+            if (where := arrays_without_items(function.get("parameters")))]
 
 
 def refused_function_names(entries: tuple[dict[str, Any], ...], request: dict[str, Any]) -> dict[tuple[str, str], tuple[dict[str, Any], str]]:

@@ -50,6 +50,8 @@ ERROR_CLASSES = (
                              r"|tools\[\d+\]\.name'?: string does not match pattern|tool_use\.name: String should have at most"
                              r"|Invalid function name|function name is invalid|tool names must be unique"
                              r"|Duplicate function declaration", re.IGNORECASE)),
+    # a function's parameters schema the API refuses (OpenAI's: an array without items)
+    ("tool schema", re.compile(r"Invalid schema for function|array schema missing items", re.IGNORECASE)),
     # more tools, calls or strict parameters than the API takes
     ("tool count", re.compile(r"Invalid '(?:tools|messages\[\d+\]\.tool_calls)': array too long|function declarations can be specified"
                               r"|too many strict tools|too many optional parameters|too many parameters with union types", re.IGNORECASE)),
@@ -82,6 +84,7 @@ EXPLAINED_BY = {
     "cache breakpoints": ("CTX043",),
     "tool name": ("CTX044",),
     "tool count": ("CTX045",),
+    "tool schema": ("CTX048",),
     "image": ("CTX046",),
     "output limit": ("CTX047",),
     "prefill": ("CTX035",),
@@ -108,9 +111,9 @@ class ProviderError(Rule):
     ## What it does
     Reports a logged response that is an API error, classified as message order,
     thinking/reasoning, blank content, empty list, content type, call id, item id, cache
-    breakpoints, tool name, tool count, image, output limit, prefill, setting, tool
-    definitions, unstored reference, model output, auth, rate limit, server error or other,
-    quoting the provider's message. Rate-limit and server errors (HTTP 429, 5xx,
+    breakpoints, tool name, tool schema, tool count, image, output limit, prefill, setting,
+    tool definitions, unstored reference, model output, auth, rate limit, server error or
+    other, quoting the provider's message. Rate-limit and server errors (HTTP 429, 5xx,
     "overloaded", a timeout) and model-output errors (the model did not make the tool call
     the request required, or wrote a call that does not parse: Groq's `tool_use_failed`) are
     reported as info, not error: they say nothing wrong about the request, and retrying them
