@@ -19,7 +19,8 @@ speaking right after a tool run, before the model saw its results, where the API
 order; `max_tokens` and a temperature sent to a model that takes them; an MCP server's 130
 tools connected mid-session to a model whose API takes them (a part of them, to OpenAI's); a
 Claude app's own two tools marked strict; a browser tool's screenshots, scaled down, kept
-step after step for Claude; Kimi K2.6 sent `tool_choice: "auto"` while it thinks.
+step after step for Claude; Kimi K2.6 sent `tool_choice: "auto"` while it thinks; an MCP
+filesystem tool whose array says what it holds.
 """
 
 from __future__ import annotations
@@ -45,6 +46,10 @@ MCP_TOOL = {"type": "function", "function": {"name": "maps.find_place", "descrip
 CRM_SERVER = [{"type": "function", "function": {"name": f"crm_action_{number:03d}", "description": "A CRM action",
                                                  "parameters": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}}}
               for number in range(130)]
+# an MCP filesystem tool whose array says what it holds (legal), and the same as its server declares it: OpenAI's API refuses that
+READ_FILES = {"type": "function", "function": {"name": "read_multiple_files", "description": "Read several files",
+                                               "parameters": {"type": "object", "properties": {"paths": {"type": "array", "items": {"type": "string"}}}, "required": ["paths"]}}}
+LOOSE_READ_FILES = {"type": "function", "function": {**READ_FILES["function"], "parameters": {"type": "object", "properties": {"paths": {"type": "array"}}, "required": ["paths"]}}}
 CITIES = ["Rome", "Paris", "Lisbon", "Oslo", "Kyoto", "Lima", "Cairo", "Perth"]
 WORDS = "the flight leaves early and the hotel near the station has rooms under the budget for two nights".split()
 CJK = "我们明天早上出发预算五百欧元请不要订红眼航班酒店靠近车站"
@@ -118,7 +123,8 @@ REFUSED = {"refused_setting": "Unsupported parameter: 'max_tokens' is not suppor
            "every_tool_strict": "Too many strict tools (132). The maximum number of strict tools supported is 20. Try reducing the number of tools marked as strict.",
            "full_page_capture": "messages.N.content.0.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels",
            "output_limit_over": "max_tokens is too large: 32000. This model supports at most 16384 completion tokens, whereas you provided 32000.",
-           "forced_tool_kimi": "tool_choice specified is incompatible with thinking enabled"}
+           "forced_tool_kimi": "tool_choice specified is incompatible with thinking enabled",
+           "loose_array_schema": "Invalid schema for function 'read_multiple_files': In context=('properties', 'paths'), array schema missing items."}
 # refused once a request of the conversation marks a fifth block for the prompt cache
 CACHE_MARKERS_REFUSED = "A maximum of 4 blocks with cache_control may be provided. Found 5."
 # refused once a request carries a 21st image while one of them is larger than 2000 pixels a side
@@ -141,7 +147,7 @@ STORED_DEFECTS = CALL_TURN_DEFECTS + MESSAGE_ITEM_DEFECTS + ("two_users", "marku
 DEFECTS = STORED_DEFECTS + ("thinking_disabled", "unaccepted_effort", "refused_setting", "trim_cut", "overflow", "sliding_window", "lost_user_message",
                             "tools_left_out", "cache_markers_kept", "dotted_tool_name", "tools_declared_twice",
                             "tool_choice_without_tools", "crm_server_connected", "every_tool_strict", "screenshots_kept", "output_limit_over",
-                            "forced_tool_kimi")
+                            "forced_tool_kimi", "loose_array_schema")
 MISTRAL = next(style for style in STYLES if style.model.startswith("mistral"))
 CLAUDE_NO_PREFILL = next(style for style in STYLES if style.model == "claude-sonnet-4-6")
 STORED_RESPONSES = next(style for style in STYLES if style.model == "gpt-5.2")
@@ -259,6 +265,10 @@ class Conversation:
         flooded = self.defect in ("crm_server_connected", "every_tool_strict") and self.turn >= self.defect_turn
         if flooded or (int(self.id[1:]) % 5 == 2 and self.turn >= 2):
             tools = tools + (CRM_SERVER if flooded or not self.style.model.startswith("gpt-") else CRM_SERVER[:120])
+        if self.defect == "loose_array_schema" and self.turn >= self.defect_turn:  # the filesystem server connected mid-session
+            tools = tools + [LOOSE_READ_FILES]
+        elif int(self.id[1:]) % 7 == 3 and self.style.api == "chat":
+            tools = tools + [READ_FILES]
         if self.defect == "every_tool_strict" and self.turn >= self.defect_turn:
             tools = [strict(tool) for tool in tools]
         elif self.style.api == "anthropic" and int(self.id[1:]) % 5 == 3:  # legal: its own two tools strict
@@ -411,7 +421,7 @@ class Simulator:
             style = KIMI26
         if defect == "tool_choice_without_tools":  # the agent's settings for OpenAI's API, tools taken away
             style = next(s for s in STYLES if "tool_choice" in s.settings)
-        if defect in ("dotted_tool_name", "crm_server_connected"):  # the MCP server connected mid-session, to an OpenAI model
+        if defect in ("dotted_tool_name", "crm_server_connected", "loose_array_schema"):  # the MCP server connected mid-session, to an OpenAI model
             style = rng.choice([s for s in STYLES if s.api == "chat" and s.model.startswith("gpt-")])
         if defect in ("arguments_as_object", "markup_residue"):  # chat-completions spellings
             style = rng.choice([s for s in STYLES if s.api == "chat"])
@@ -670,6 +680,7 @@ class Simulator:
             "screenshots_kept": ("CTX046",),  # where the 21st image is sent
             "output_limit_over": ("CTX047",),
             "forced_tool_kimi": ("CTX005",),
+            "loose_array_schema": ("CTX048",),
             "markup_residue": ("CTX018",),
             "truncated_reply_reused": ("CTX021",),
             "text_only_history": ("CTX016",),
