@@ -484,6 +484,13 @@ class TurnContext:
         taken = self.session.taken
         return taken if taken is not None and taken.model == self.turn.record.model and self.previous is not None else None
 
+    def host_took(self, sent: tuple[str, str]) -> bool:
+        """Whether a host answered a request of the session to this model that sent the same
+        of what a maker's API may refuse (settings_sent names it `sent`), every request since
+        sending it too."""
+        taken = self.taken
+        return taken is not None and sent in taken.settings
+
     @cached_property
     def taken_before(self) -> int:
         """How many leading messages of this request a host answered before, sent to the same

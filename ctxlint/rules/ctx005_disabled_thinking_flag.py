@@ -88,7 +88,7 @@ class DisabledThinkingFlag(Rule):
                     key=(path, key_text(effort)), pointer="/" + path.replace(".", "/"),
                     evidence={"setting": path, "value": effort, "accepted": list(profile.reasoning_effort), "profile": profile.id},
                 )
-        switched_on, by_default = _thinking_type(ctx.request), False
+        switched_on, by_default = dotted(ctx.request, "thinking.type"), False
         if switched_on is None and "thinking" not in ctx.request and profile.default_thinking_type and ctx.turn.record.settings_recorded:
             switched_on, by_default = profile.default_thinking_type, True  # the model thinks unless told not to
         judged = not profile.conflicts_on_makers_api or makers_api_unanswered(ctx.turn.record)
@@ -112,12 +112,6 @@ class DisabledThinkingFlag(Rule):
                 yield against
 
 
-def _thinking_type(request: dict) -> str | None:
-    """How a request switches thinking (`thinking.type`), or None."""
-    thinking = request.get("thinking")
-    return thinking.get("type") if isinstance(thinking, dict) else None
-
-
 def _tool_turn_against_the_switch(ctx, switched_on: str | None) -> Violation | None:
     """The assistant message that opens the turn still going (after the user's last turn, up
     to the tool results the request ends with), when it opens with no thinking block while
@@ -133,7 +127,7 @@ def _tool_turn_against_the_switch(ctx, switched_on: str | None) -> Violation | N
     if opener is None or not tool_calls_of(messages[opener]) or reasoning_of(messages[opener])[0] is not None:
         return None
     previous = ctx.previous
-    if ctx.known_reasoning(opener) is not None and previous is not None and _thinking_type(previous.record.request) == switched_on:
+    if ctx.known_reasoning(opener) is not None and previous is not None and dotted(previous.record.request, "thinking.type") == switched_on:
         return None  # sent before while thinking was on already (a history trimmed to start there): a block it lost is CTX004's
     return Violation(
         f"{profile.id} rejects a request that turns thinking on (thinking.type {as_sent(switched_on)}) inside a tool-use turn that began "

@@ -46,8 +46,7 @@ class EmptyToolsList(Rule):
     def check(self, ctx) -> Iterable[Violation]:
         if ctx.request.get("tools") != []:
             return
-        taken = ctx.taken
-        if taken is not None and ("tools", "[]") in taken.settings:
+        if ctx.host_took(("tools", "[]")):
             return  # the host answered the same list before
         refusal = refused_empty(ctx.turn.record, "tools")
         if refusal is not None:

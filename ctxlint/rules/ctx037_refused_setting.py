@@ -64,8 +64,7 @@ class RefusedSetting(Rule):
             sent = dotted(ctx.request, refusal.path)
             if not refusal.refuses(sent, ctx.request):
                 continue
-            taken = ctx.taken
-            if taken is not None and refusal.sent_as(sent) in taken.settings:
+            if ctx.host_took(refusal.sent_as(sent)):
                 continue  # the host answered the same setting before
             unless = f" in a request without {refusal.without}" if refusal.without else ""
             yield Violation(

@@ -63,8 +63,7 @@ class ToolHistoryWithoutTools(Rule):
         refusal = refused_without_tools(ctx.turn.record)
         if refusal is None:
             return
-        taken = ctx.taken
-        if taken is not None and TOOLS_UNDECLARED in taken.settings:
+        if ctx.host_took(TOOLS_UNDECLARED):
             return  # the host answered the same before
         first = first_tool_message(ctx.messages)
         if first is None:

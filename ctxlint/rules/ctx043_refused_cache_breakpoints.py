@@ -72,10 +72,9 @@ class RefusedCacheBreakpoints(Rule):
         breakpoints = record.source_map.cache_breakpoints if record.source_map is not None else ()
         if not breakpoints:
             return
-        taken = ctx.taken
         for refusal in refusals_for_body(record, "cache_breakpoints"):
             broken = past_cache_limit(refusal, breakpoints)
-            if not broken or (taken is not None and cache_refusal_sent(refusal) in taken.settings):
+            if not broken or ctx.host_took(cache_refusal_sent(refusal)):
                 continue  # within what the API takes, or the host answered the same before
             judge = _too_many if refusal["refuses"] == "more_breakpoints" else _longer_after_shorter
             says, evidence = judge(breakpoints, broken, record.source_map.pointer, refusal)

@@ -70,7 +70,7 @@ class RefusedToolName(Rule):
         verdicts = refused_function_names(refusals, ctx.request)
         if not verdicts:
             return
-        taken, record, declared = ctx.taken, ctx.turn.record, set()
+        record, declared = ctx.turn.record, set()
         # the calls the previous request sent were judged there
         for function in function_names(ctx.request, calls_from=ctx.unchanged(self)):
             verdict = verdicts.get((function.sent_in, function.name))
@@ -78,7 +78,7 @@ class RefusedToolName(Rule):
             declared.add(function.name)
             if verdict is None or (verdict[1] == "duplicate" and first_declaration):
                 continue
-            if taken is not None and tool_name_sent(function.name) in taken.settings:
+            if ctx.host_took(tool_name_sent(function.name)):
                 continue  # the host answered the same name before
             entry, why = verdict
             said = {"pattern": f"breaks the form a function name must take ({entry.get('takes')})",

@@ -65,9 +65,9 @@ class RefusedToolCount(Rule):
         refusals = refusals_for_body(ctx.turn.record, "tool_counts")
         if not refusals:
             return
-        taken, record = ctx.taken, ctx.turn.record
+        record = ctx.turn.record
         for entry in refusals:
-            if taken is not None and tool_count_sent(entry) in taken.settings:
+            if ctx.host_took(tool_count_sent(entry)):
                 continue  # the host answered the same before
             # the calls of the messages the previous request sent were judged there
             excesses = past_tool_limits(entry, record, calls_from=ctx.unchanged(self))

@@ -60,9 +60,9 @@ class RefusedImage(Rule):
         images = record.source_map.images if record.source_map is not None else ()
         if not images:
             return
-        taken, label, refusals = ctx.taken, record.source_map.pointer, refused_images(record)
+        label, refusals = record.source_map.pointer, refused_images(record)
         for entry in refusals:
-            if taken is not None and image_refusal_sent(entry) in taken.settings:
+            if ctx.host_took(image_refusal_sent(entry)):
                 continue  # the host answered the same before
             limit, most = entry["limit"], entry["most"]
             # an image the previous request sent was judged there, alone; the count of many is the request's

@@ -53,12 +53,12 @@ class RefusedOutputLimit(Rule):
         refusals = refusals_for_body(ctx.turn.record, "output_limits")
         if not refusals:
             return
-        taken, profile, record = ctx.taken, ctx.profile, ctx.turn.record
+        profile, record = ctx.profile, ctx.turn.record
         # a setting the model refuses whatever its value is CTX037's (max_tokens to OpenAI's reasoning models)
         refused = {refusal.path for _, refusal in refused_settings(record) if refusal.refuses(dotted(ctx.request, refusal.path), ctx.request)}
         for entry in refusals:
             for path, value, most in past_output_limit(entry, record, profile):
-                if taken is not None and output_limit_sent(path) in taken.settings:
+                if ctx.host_took(output_limit_sent(path)):
                     continue  # the host answered the same before
                 yield Violation(
                     f"{path} is {value:,}, more than the {most:,} output tokens {record.model} can write: {entry['by']} answers "

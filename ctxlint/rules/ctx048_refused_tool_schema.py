@@ -52,9 +52,8 @@ class RefusedToolSchema(Rule):
         entry = next(iter(refusals_for_body(record, "tool_schemas")), None)
         if entry is None:
             return
-        taken = ctx.taken
         for name, index, where in refused_tool_schemas(ctx.request):
-            if taken is not None and tool_schema_sent(name) in taken.settings:
+            if ctx.host_took(tool_schema_sent(name)):
                 continue  # the host answered the same tool before
             yield Violation(
                 f"tool {name!r} declares an array without `items` ({', '.join(where)}): {entry['by']} answers {entry['status']} "

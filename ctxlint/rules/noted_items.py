@@ -20,8 +20,7 @@ class NotedInputItems(Rule):
         refusal = refused_input_item(ctx.turn.record, self.note)
         if refusal is None:
             return
-        taken = ctx.taken
-        if taken is not None and input_noted(self.note) in taken.settings:
+        if ctx.host_took(input_noted(self.note)):
             return  # the host answered the same before
         for index in range(ctx.unchanged(self), len(ctx.messages)):  # what the previous request sent was judged there
             message = ctx.messages[index]
