@@ -94,12 +94,13 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
     request = {name: value for name, value in body.items()
                if name not in ("contents", "tools", "systemInstruction", "system_instruction")}
     request["messages"] = messages
-    tools, names = body.get("tools"), {}
+    tools, names, openapi = body.get("tools"), {}, frozenset()
     if isinstance(tools, (list, dict)):
         declared = list(_tools(tools if isinstance(tools, list) else [tools], "/tools" if isinstance(tools, list) else None))
-        request["tools"] = [tool for tool, _ in declared]
-        names = tool_name_pointers(request["tools"], (pointer for _, pointer in declared))
-    return request, SourceMap(tuple(origins), CALL_PARTS, names, reasoning="thought signatures", api=NAME)
+        request["tools"] = [tool for tool, _, _ in declared]
+        names = tool_name_pointers(request["tools"], (pointer for _, pointer, _ in declared))
+        openapi = frozenset(index for index, (_, _, in_openapi) in enumerate(declared) if in_openapi)
+    return request, SourceMap(tuple(origins), CALL_PARTS, names, reasoning="thought signatures", api=NAME, openapi_schemas=openapi)
 
 
 _URL_SAFE = str.maketrans("-_", "+/")
@@ -198,14 +199,15 @@ def _user(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return {"role": "user", "content": parts}
 
 
-def _tools(tools: list[Any], pointer: str | None) -> Iterable[tuple[Any, str | None]]:
+def _tools(tools: list[Any], pointer: str | None) -> Iterable[tuple[Any, str | None, bool]]:
     """Function declarations as chat-completions declares functions, each with the pointer
     of its name in the body (`pointer`: the body's tools list; None for a single tool
-    object); the provider's own tools (googleSearch, codeExecution…) keep their kind as
-    their type."""
+    object) and whether the body gave its schema as `parameters`, the OpenAPI subset the API
+    checks (rather than `parametersJsonSchema`); the provider's own tools (googleSearch,
+    codeExecution…) keep their kind as their type."""
     for position, tool in enumerate(tools):
         if not isinstance(tool, dict):
-            yield tool, None
+            yield tool, None, False
             continue
         member = _key(tool, "functionDeclarations")
         declarations = tool.get(member)
@@ -213,10 +215,11 @@ def _tools(tools: list[Any], pointer: str | None) -> Iterable[tuple[Any, str | N
             if isinstance(declaration, dict):
                 schema = _as_json_schema(declaration["parameters"]) if "parameters" in declaration else field(declaration, "parametersJsonSchema")
                 name_at = f"{pointer}/{position}/{member}/{index}/name" if pointer is not None else f"/tools/{member}/{index}/name"
-                yield {"type": "function", "function": {"name": declaration.get("name"), "description": declaration.get("description"), "parameters": schema}}, name_at
+                yield ({"type": "function", "function": {"name": declaration.get("name"), "description": declaration.get("description"), "parameters": schema}},
+                       name_at, "parameters" in declaration)
         for kind in sorted(tool):  # an object's keys have no order to keep
             if kind not in ("functionDeclarations", "function_declarations"):
-                yield {"type": kind}, None
+                yield {"type": kind}, None, False
 
 
 def _as_json_schema(schema: Any) -> Any:

@@ -91,6 +91,8 @@ class SourceMap:
     # the body's prompt-cache breakpoints in the order the provider reads them (tools, system, messages)
     cache_breakpoints: tuple[CacheBreakpoint, ...] = ()
     images: tuple[ImageBlock, ...] = ()  # the images the body sends, in its order
+    # the normalized tools whose schema the body gave in an OpenAPI subset the API checks (Gemini's `parameters`)
+    openapi_schemas: frozenset[int] = frozenset()
 
     def label(self, index: int) -> str:
         """How a finding's text names normalized message `index`: by the body's own index."""

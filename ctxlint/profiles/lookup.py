@@ -633,8 +633,8 @@ def settings_sent(record: Record, profile: Profile | None = None) -> frozenset[t
     names = entries_for_api("tool_names", _body_api(record), record.model) if record.model else ()
     if names:
         sent.update(tool_name_sent(name) for _, name in refused_function_names(names, request))
-    if record.model and entries_for_api("tool_schemas", _body_api(record), record.model):
-        sent.update(tool_schema_sent(name) for name, _, _ in refused_tool_schemas(request))
+    for entry in entries_for_api("tool_schemas", _body_api(record), record.model) if record.model else ():
+        sent.update(tool_schema_sent(name) for name, _, _ in refused_tool_schemas(entry, record))
     counts = entries_for_api("tool_counts", _body_api(record), record.model) if record.model else ()
     sent.update(tool_count_sent(entry) for entry in counts if past_tool_limits(entry, record))
     if profile is not None and record.model:
@@ -774,11 +774,14 @@ def _deferred(tool: Any) -> bool:
                                        (isinstance(tool.get("function"), dict) and tool["function"].get("defer_loading") is True))
 
 
-def refused_tool_schemas(request: dict[str, Any]) -> list[tuple[str, int, list[str]]]:
+def refused_tool_schemas(entry: dict[str, Any], record: Record) -> list[tuple[str, int, list[str]]]:
     """(name, index in `tools`, where) of each function a request declares whose parameters
-    schema declares an array without `items` (request_terms.arrays_without_items)."""
-    return [(function["name"], index, where) for index, function in declared_functions(request)
-            if (where := arrays_without_items(function.get("parameters")))]
+    schema declares an array without `items` (request_terms.arrays_without_items), of those
+    a tool_schemas entry judges (`openapi_only`: the schemas the body gave in the API's
+    OpenAPI subset)."""
+    openapi = record.source_map.openapi_schemas if entry.get("openapi_only") and record.source_map is not None else None
+    return [(function["name"], index, where) for index, function in declared_functions(record.request)
+            if (openapi is None or index in openapi) and (where := arrays_without_items(function.get("parameters")))]
 
 
 def refused_function_names(entries: tuple[dict[str, Any], ...], request: dict[str, Any]) -> dict[tuple[str, str], tuple[dict[str, Any], str]]:
