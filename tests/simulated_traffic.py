@@ -132,6 +132,7 @@ MANY_IMAGES_REFUSED = "messages.N.content.0.image.source.base64.data: At least o
 # what a browser tool's result carries for Claude: four screens, as taken (Retina) or scaled down
 SCREENS, SCALED_SCREENS = [(2560, 1600)] * 4, [(1568, 980)] * 4
 
+GEMINI_ARRAY_REFUSED = "* GenerateContentRequest.tools[0].function_declarations[2].parameters.properties[paths].items: missing field."
 GEMINI_CALL_TURN = "Please ensure that function call turn comes immediately after a user turn or after a function response turn."
 SUMMARY_OPENING = "Here is a summary of the conversation to date:\n\n"
 CLEARED = '{"result": "[cleared to save context]"}'
@@ -423,6 +424,8 @@ class Simulator:
             style = next(s for s in STYLES if "tool_choice" in s.settings)
         if defect in ("dotted_tool_name", "crm_server_connected", "loose_array_schema"):  # the MCP server connected mid-session, to an OpenAI model
             style = rng.choice([s for s in STYLES if s.api == "chat" and s.model.startswith("gpt-")])
+        if defect == "loose_array_schema" and rng.random() < 0.3:  # or to Gemini, whose declaration parameters refuse it too
+            style = next(s for s in STYLES if s.api == "gemini")
         if defect in ("arguments_as_object", "markup_residue"):  # chat-completions spellings
             style = rng.choice([s for s in STYLES if s.api == "chat"])
         if defect == "duplicate_result" and style.api == "ollama":  # results pair by order there: a second is unpaired (CTX001)
@@ -431,7 +434,7 @@ class Simulator:
         # does a Responses call sent without its reasoning item (a turn at effort none had none to send)
         # (and a turn of adaptive thinking may have had none to send)
         keyed = defect in ("overflow", "edited_reasoning", "truncated_reply_reused", "message_reasoning_dropped") or rng.random() < 0.7 or (
-            defect == "drop_reasoning" and (style.api in ("responses", "gemini")  # a bare Gemini body names no model
+            defect in ("drop_reasoning", "loose_array_schema") and (style.api in ("responses", "gemini")  # a bare Gemini body names no model
                                             or style.settings.get("thinking", {}).get("type") == "adaptive"))
         turns = rng.randint(3, 12)
         shortening = rng.choice(("trim_middle", "summarize", None, None)) if defect not in ("trim_cut", "sliding_window", "text_only_history") else None
@@ -548,7 +551,7 @@ class Simulator:
             return
         if refused:
             error = (GEMINI_CALL_TURN if window_refused else CACHE_MARKERS_REFUSED if cache_refused else MANY_IMAGES_REFUSED if images_refused
-                     else REFUSED[c.defect])
+                     else GEMINI_ARRAY_REFUSED if c.defect == "loose_array_schema" and c.style.api == "gemini" else REFUSED[c.defect])
             self._write(c, request, {"error": {"message": error, "type": "invalid_request_error"}}, status=400)
             if window_refused:
                 self._window_lost(c, request)

@@ -50,8 +50,8 @@ ERROR_CLASSES = (
                              r"|tools\[\d+\]\.name'?: string does not match pattern|tool_use\.name: String should have at most"
                              r"|Invalid function name|function name is invalid|tool names must be unique"
                              r"|Duplicate function declaration", re.IGNORECASE)),
-    # a function's parameters schema the API refuses (OpenAI's: an array without items)
-    ("tool schema", re.compile(r"Invalid schema for function|array schema missing items", re.IGNORECASE)),
+    # a function's parameters schema the API refuses (OpenAI's and Gemini's: an array without items)
+    ("tool schema", re.compile(r"Invalid schema for function|array schema missing items|\.items: missing field", re.IGNORECASE)),
     # more tools, calls or strict parameters than the API takes
     ("tool count", re.compile(r"Invalid '(?:tools|messages\[\d+\]\.tool_calls)': array too long|function declarations can be specified"
                               r"|too many strict tools|too many optional parameters|too many parameters with union types", re.IGNORECASE)),
