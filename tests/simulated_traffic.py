@@ -424,7 +424,7 @@ class Simulator:
             style = next(s for s in STYLES if "tool_choice" in s.settings)
         if defect in ("dotted_tool_name", "crm_server_connected", "loose_array_schema"):  # the MCP server connected mid-session, to an OpenAI model
             style = rng.choice([s for s in STYLES if s.api == "chat" and s.model.startswith("gpt-")])
-        if defect == "loose_array_schema" and rng.random() < 0.3:  # or to Gemini, whose declaration parameters refuse it too
+        if defect == "loose_array_schema" and number % 3 == 1:  # or to Gemini, whose declaration parameters refuse it too
             style = next(s for s in STYLES if s.api == "gemini")
         if defect in ("arguments_as_object", "markup_residue"):  # chat-completions spellings
             style = rng.choice([s for s in STYLES if s.api == "chat"])
