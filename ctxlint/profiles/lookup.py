@@ -559,6 +559,14 @@ def refused_settings(record: Record) -> tuple[tuple[dict[str, Any], SettingRefus
     return tuple((entry, refusal) for entry, refusal in entries if (anywhere if entry.get("any_api") else makers))
 
 
+def refused_setting_paths(record: Record) -> set[str]:
+    """The settings the request sends that a setting_refusals entry says the model's API
+    refuses (refused_settings): the rule that reports them (CTX037) explains another
+    finding about the same setting."""
+    request = record.request
+    return {refusal.path for _, refusal in refused_settings(record) if refusal.refuses(dotted(request, refusal.path), request)}
+
+
 @lru_cache(maxsize=1024)
 def _setting_refusals(model: str) -> tuple[tuple[dict[str, Any], SettingRefusal], ...]:
     return tuple((entry, _setting_refusal(entry)) for entry in _entries_naming("setting_refusals", model))

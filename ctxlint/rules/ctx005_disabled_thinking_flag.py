@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ctxlint.chat import as_sent, dotted, key_text, reasoning_of, role_of, tool_calls_of
-from ctxlint.profiles import makers_api_unanswered, refused_settings, refuses_every_prefill
+from ctxlint.profiles import makers_api_unanswered, refused_setting_paths, refuses_every_prefill
 from ctxlint.profiles.lookup import tool_loop_start
 from ctxlint.rules.base import Rule, Violation
 
@@ -94,7 +94,7 @@ class DisabledThinkingFlag(Rule):
         judged = not profile.conflicts_on_makers_api or makers_api_unanswered(ctx.turn.record)
         if switched_on is not None and switched_on in profile.thinking_types and judged:
             # what the model refuses with thinking on or off is CTX037's (Claude Opus 4.7 and newer: temperature)
-            refused = {refusal.path for _, refusal in refused_settings(ctx.turn.record) if refusal.refuses(dotted(ctx.request, refusal.path), ctx.request)}
+            refused = refused_setting_paths(ctx.turn.record)
             for conflict in profile.thinking_conflicts:
                 sent = dotted(ctx.request, conflict.path)
                 if conflict.refuses(sent, ctx.request):

@@ -2,8 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ctxlint.chat import dotted
-from ctxlint.profiles import output_limit_sent, past_output_limit, refusals_for_body, refused_settings
+from ctxlint.profiles import output_limit_sent, past_output_limit, refusals_for_body, refused_setting_paths
 from ctxlint.rules.base import Rule, Violation
 
 
@@ -54,8 +53,6 @@ class RefusedOutputLimit(Rule):
         if not refusals:
             return
         profile, record = ctx.profile, ctx.turn.record
-        # a setting the model refuses whatever its value is CTX037's (max_tokens to OpenAI's reasoning models)
-        refused = {refusal.path for _, refusal in refused_settings(record) if refusal.refuses(dotted(ctx.request, refusal.path), ctx.request)}
         for entry in refusals:
             for path, value, most in past_output_limit(entry, record, profile):
                 if ctx.host_took(output_limit_sent(path)):
@@ -63,7 +60,9 @@ class RefusedOutputLimit(Rule):
                 yield Violation(
                     f"{path} is {value:,}, more than the {most:,} output tokens {record.model} can write: {entry['by']} answers "
                     f"{entry['status']} ({entry['error']!r})",
-                    key=(*output_limit_sent(path), profile.id), pointer=f"/{path}", explained_by=("CTX037",) if path in refused else (),
+                    # a setting the model refuses whatever its value is CTX037's (max_tokens to OpenAI's reasoning models)
+                    key=(*output_limit_sent(path), profile.id), pointer=f"/{path}",
+                    explained_by=("CTX037",) if path in refused_setting_paths(record) else (),
                     evidence={"setting": path, "value": value, "max_output": most, "profile": profile.id, "model": record.model,
                               "provider_error": entry["error"], "sources": [*entry["sources"], *profile.sources]},
                 )
