@@ -194,3 +194,34 @@ def test_a_blank_content_points_at_its_parts_or_at_the_content_that_has_none(tmp
     log = write_records(tmp_path / "gemini.jsonl", [{"url": "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent",
                                                      "request": body}])
     assert [(f["code"], f["line"], f["pointer"]) for f in json_report(log)["findings"]] == [("CTX029", 1, pointer)]
+
+
+OSLO_AND_BERGEN = {"role": "model", "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}}},
+                                              {"functionCall": {"name": "get_weather", "args": {"city": "Bergen"}}}]}
+SPLIT = [QUESTION, OSLO_AND_BERGEN, {"role": "user", "parts": [ANSWER]},
+         {"role": "user", "parts": [{"functionResponse": {"name": "get_weather", "response": {"temperature": "9C"}}}]}]
+VERTEX = "https://europe-west4-aiplatform.googleapis.com/v1/projects/p/locations/europe-west4/publishers/google/models/gemini-2.5-pro:generateContent"
+
+
+def test_the_host_of_the_logged_url_is_the_records_and_the_split_is_on_its_map(tmp_path):
+    log = _write(tmp_path, [{"url": VERTEX, "request": {"contents": SPLIT}},
+                            {"request": {"url": "HTTPS://Generativelanguage.googleapis.com:443/v1beta/models/gemini-2.5-pro:generateContent", "body": {"contents": SPLIT}}},
+                            {"model": "gemini-2.5-pro", "request": {"contents": SPLIT}}])
+    records = read_inputs([log]).records
+    assert [record.host for record in records] == ["europe-west4-aiplatform.googleapis.com", "generativelanguage.googleapis.com", None]
+    assert records[0].model == "gemini-2.5-pro"
+    split = records[0].source_map.split_responses
+    assert [(s.calls_at, s.split_at, s.calls, s.contents, s.first_content) for s in split] == [(1, 3, 2, (2, 3), 1)]
+    assert code_lines(json_report(log)) == [("CTX049", 1)]  # Vertex AI's host alone
+
+
+def test_a_cassette_of_vertex_ai_with_split_responses_is_reported_at_its_interaction(tmp_path):
+    body = {"contents": SPLIT, "tools": [{"functionDeclarations": [{"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]}]}
+    refused = '{"error": {"code": 400, "message": "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.", "status": "INVALID_ARGUMENT"}}'
+    interaction = {"request": {"method": "POST", "uri": VERTEX, "body": orjson.dumps(body).decode(), "headers": {}},
+                   "response": {"status": {"code": 400, "message": "Bad Request"}, "headers": {}, "body": {"string": refused}}}
+    cassette = tmp_path / "vertex.yaml"
+    cassette.write_text(yaml.safe_dump({"interactions": [interaction], "version": 1}, sort_keys=False), encoding="utf-8")
+    report = json_report(str(cassette))
+    assert [(code, pointer) for code, _, _, pointer, _ in located_findings(report)] == [("CTX049", "/contents/3/parts/0")]  # the 400 is CTX049's
+    assert report["findings"][0]["evidence"]["host"] == "europe-west4-aiplatform.googleapis.com"

@@ -108,6 +108,8 @@ def test_a_temperature_claude_refuses_with_thinking_on_or_off_is_ctx037s_and_ctx
     ("CTX047/fail_output_limit_above_what_the_model_writes", 2, "output limit"),
     # an MCP tool's array without items
     ("CTX048/fail_array_without_items", 2, "tool schema"),
+    # a turn of parallel calls answered one content per response, for Vertex AI
+    ("CTX049/fail_parallel_responses_split_for_vertex", 2, "message order"),
 ])
 def test_a_logged_400_of_a_defect_a_rule_names_is_that_rules_and_ctx022s_without_it(case, line, error_class):
     """The request's 400 is logged: one defect, the rule's; CTX022 reports the error,

@@ -19,7 +19,7 @@ from ctxlint.ingest.jsonl import read_whole
 from ctxlint.ingest.record import InputProblem, Record, Skipped, http_status, json_text, nested_too_deep
 from ctxlint.ingest.responses import parse_response
 from ctxlint.ingest import anthropic, converse, eventstream, gemini, ollama, openai_responses
-from ctxlint.ingest.shapes import body_record, closest_shape_hint, history_held_by_provider, named_by_url, translated_record
+from ctxlint.ingest.shapes import body_record, closest_shape_hint, history_held_by_provider, named_by_url, translated_record, url_host
 from ctxlint.ingest.sources import Source
 
 # Endpoints that are not chat-completions, and the reason a skip names.
@@ -236,22 +236,22 @@ def read_interactions(path: str, interactions: list[Any], lines: list[int]) -> I
         if "messages" not in body and kind not in (openai_responses.NAME, gemini.NAME):
             yield InputProblem(path, line, f"{api} interaction {index}: {_without_messages(body)}")
             continue
-        body = named_by_url(body, url)
+        body, host = named_by_url(body, url), url_host(url)
         response_body = _as_json_data(response["parsed_body"]) if "parsed_body" in response else _decode_body(response.get("body"), response.get("headers"))
         parsed = parse_response(response_body, _status(response)) if response else None
         if kind == openai_responses.NAME:
-            yield translated_record(openai_responses, body, path, line, "cassette", "", response=parsed, scope=path)
+            yield translated_record(openai_responses, body, path, line, "cassette", "", response=parsed, scope=path, host=host)
             continue
         if kind == gemini.NAME:
             if not gemini.is_gemini_body(body):
                 yield InputProblem(path, line, f"{api} interaction {index}: {closest_shape_hint(body)}")
                 continue
-            yield translated_record(gemini, body, path, line, "cassette", "", response=parsed, scope=path)
+            yield translated_record(gemini, body, path, line, "cassette", "", response=parsed, scope=path, host=host)
             continue
         if kind == converse.NAME:
-            yield translated_record(converse, body, path, line, "cassette", "", response=parsed, scope=path)
+            yield translated_record(converse, body, path, line, "cassette", "", response=parsed, scope=path, host=host)
             continue
         if kind == anthropic.NAME:  # by its endpoint, though its body may look like chat-completions
-            yield translated_record(anthropic, body, path, line, "cassette", "", response=parsed, scope=path)
+            yield translated_record(anthropic, body, path, line, "cassette", "", response=parsed, scope=path, host=host)
             continue
-        yield body_record(body, path, line, "cassette", "", response=parsed, scope=path)
+        yield body_record(body, path, line, "cassette", "", response=parsed, scope=path, host=host)

@@ -13,7 +13,9 @@ A call the provider did not give an id is named by its function and arguments
 (`name:hash`, `#k` for the k-th same call in the conversation, the reply's calls counted
 after the request's), and the responses that follow
 are paired with the preceding turn's calls by name, in order, as Gemini pairs them; a
-response left without a call keeps an id no call has, which CTX001 reports.
+response left without a call keeps an id no call has, which CTX001 reports. Responses to
+one turn's calls spread over several contents read as that turn's tool messages all the
+same; the map notes the spread (SourceMap.split_responses), which some hosts refuse.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import orjson
 from ctxlint.chat import BLANK_CONTENT, str_or_none, text_of
 from ctxlint.ingest.call_ids import unnamed_call_id, unpaired_id
 from ctxlint.ingest.record import Response
-from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, assistant_turn, tool_name_pointers
+from ctxlint.ingest.source_map import BodyProblem, Origin, SourceMap, SplitResponses, assistant_turn, tool_name_pointers
 
 NAME = "Gemini generateContent"
 CALL_PARTS = {"/function/arguments": "/args", "/function/name": "/name", "/id": "/id"}
@@ -100,7 +102,34 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
         request["tools"] = [tool for tool, _, _ in declared]
         names = tool_name_pointers(request["tools"], (pointer for _, pointer, _ in declared))
         openapi = frozenset(index for index, (_, _, in_openapi) in enumerate(declared) if in_openapi)
-    return request, SourceMap(tuple(origins), CALL_PARTS, names, reasoning="thought signatures", api=NAME, openapi_schemas=openapi)
+    return request, SourceMap(tuple(origins), CALL_PARTS, names, reasoning="thought signatures", api=NAME, openapi_schemas=openapi,
+                              split_responses=_split_responses(body["contents"], messages, origins))
+
+
+def _split_responses(contents: list[Any], messages: list[dict[str, Any]], origins: list[Origin]) -> tuple[SplitResponses, ...]:
+    """The turns of two or more calls whose responses the contents after them spread over
+    more than one content (each holding functionResponse parts), where the API pairs a turn's
+    calls with the responses of the one content right after it."""
+    split = []
+    for at, message in enumerate(messages):
+        calls = len(message.get("tool_calls") or ())
+        if message.get("role") != "assistant" or calls < 2:
+            continue
+        held: list[tuple[int, int]] = []  # (content, how many responses it holds)
+        following = origins[at].index + 1
+        while following < len(contents) and sum(count for _, count in held) < calls:
+            content = contents[following]
+            parts = content.get("parts") if isinstance(content, dict) and content.get("role") != "model" else None
+            count = sum(1 for part in parts if isinstance(part, dict) and isinstance(field(part, "functionResponse"), dict)) if isinstance(parts, list) else 0
+            if not count:
+                break
+            held.append((following, count))
+            following += 1
+        if len(held) > 1:
+            second = held[1][0]
+            split_at = next(index for index in range(at + 1, len(messages)) if origins[index].index == second and messages[index].get("role") == "tool")
+            split.append(SplitResponses(at, split_at, calls, tuple(content for content, _ in held), held[0][1]))
+    return tuple(split)
 
 
 _URL_SAFE = str.maketrans("-_", "+/")

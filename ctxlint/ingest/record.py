@@ -110,6 +110,9 @@ class Record:
     # (file, line) of the request whose reply this one goes on from, where that request was
     # sent with `store: false`: the provider did not store the reply (CTX040)
     unstored_reply_at: tuple[str, int] | None = None
+    # the host the request was sent to, where the log names its URL (an HTTP logger's
+    # exchange, a cassette, an envelope's `url`): some rules hold on one host of an API only
+    host: str | None = None
 
     @property
     def answered(self) -> bool:

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 import orjson
 
@@ -307,9 +307,21 @@ def _named_model(body: Any, envelope: dict[str, Any]) -> Any:
         return body
     if isinstance(envelope.get("model"), str):
         return {**body, "model": envelope["model"]}
+    return named_by_url(body, _logged_url(envelope))
+
+
+def _logged_url(envelope: dict[str, Any]) -> Any:
+    """The URL a log line names for its request: an HTTP logger's request's, or the envelope's own."""
     request = envelope.get("request")
     url = request.get("url") or request.get("uri") if isinstance(request, dict) else None
-    return named_by_url(body, url or envelope.get("url") or envelope.get("uri"))
+    return url or envelope.get("url") or envelope.get("uri")
+
+
+def url_host(url: Any) -> str | None:
+    """The host a request URL names (lower case, without port), or None."""
+    if not isinstance(url, str) or "://" not in url:
+        return None
+    return urlsplit(url.strip()).hostname or None
 
 
 def named_by_url(body: dict[str, Any], url: Any) -> dict[str, Any]:
@@ -808,7 +820,7 @@ def _envelope(obj: dict[str, Any], request_name: str, response_name: str | None,
     record = body_record(
         request, file, line, "envelope", pointer, reused,
         response=_reply_under(obj, response_name),
-        session_key=_session_key(obj, session_key_path), timestamp=record_time(obj),
+        session_key=_session_key(obj, session_key_path), timestamp=record_time(obj), host=url_host(_logged_url(obj)),
     )
     return _linked(record, obj)
 

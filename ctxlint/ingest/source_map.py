@@ -79,6 +79,17 @@ class ImageBlock(NamedTuple):
     digest: str  # the same image sent again has the same digest (its data's length, ends and middle)
 
 
+class SplitResponses(NamedTuple):
+    """A turn of parallel calls whose responses a body spreads over consecutive contents,
+    where its API wants them in the one content right after the calls (Gemini's)."""
+
+    calls_at: int  # the normalized message that makes the calls
+    split_at: int  # the normalized message of the first response past the first content
+    calls: int  # how many calls the turn makes
+    contents: tuple[int, ...]  # the body's indexes of the contents that hold the responses
+    first_content: int  # how many of the responses the first of them holds
+
+
 @dataclass(frozen=True, slots=True)
 class SourceMap:
     """Per normalized message, its Origin: how findings are put back into the sent body."""
@@ -93,6 +104,8 @@ class SourceMap:
     images: tuple[ImageBlock, ...] = ()  # the images the body sends, in its order
     # the normalized tools whose schema the body gave in an OpenAPI subset the API checks (Gemini's `parameters`)
     openapi_schemas: frozenset[int] = frozenset()
+    # the body's turns of parallel calls whose responses it spreads over more than one content (Gemini's)
+    split_responses: tuple[SplitResponses, ...] = ()
 
     def label(self, index: int) -> str:
         """How a finding's text names normalized message `index`: by the body's own index."""

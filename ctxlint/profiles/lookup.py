@@ -19,7 +19,7 @@ from ctxlint.request_terms import arrays_without_items, called_function_names, d
 
 if TYPE_CHECKING:
     from ctxlint.ingest.record import Record
-    from ctxlint.ingest.source_map import CacheBreakpoint, ImageBlock
+    from ctxlint.ingest.source_map import CacheBreakpoint, ImageBlock, SplitResponses
 
 _DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|\d{6}|\d{4})$")
 _VOLCENGINE_DATE = re.compile(r"-\d{6}$")  # YYMMDD, as Volcengine Ark dates its model ids
@@ -629,7 +629,8 @@ def settings_sent(record: Record, profile: Profile | None = None) -> frozenset[t
     (CTX039), input items ingest noted (CTX041, CTX042), prompt-cache breakpoints its API
     refuses (CTX043), function names and schemas its API refuses (CTX044, CTX048), more tools, calls or strict
     parameters than it takes (CTX045), images it refuses (CTX046), an output token limit
-    above what the model (its `profile`) can write (CTX047), and the scalar settings
+    above what the model (its `profile`) can write (CTX047), responses to a turn's calls
+    spread over several contents where its host refuses them (CTX049), and the scalar settings
     setting_refusals names (CTX037), so that what a host answered is known taken
     (engine.Taken)."""
     request = record.request
@@ -652,6 +653,9 @@ def settings_sent(record: Record, profile: Profile | None = None) -> frozenset[t
     if images and record.model:
         sent.update(image_refusal_sent(entry) for entry in _for_host(entries_for_api("image_limits", _body_api(record), record.model), record)
                     if past_image_limit(entry, images))
+    splits = record.source_map.split_responses if record.source_map is not None else ()
+    if splits and record.model and _for_host(entries_for_api("function_response_turns", _body_api(record), record.model), record):
+        sent.update(split_responses_sent(record, split) for split in splits)
     messages = request.get("messages") or ()
     if "tools" not in request and first_tool_message(messages) is not None:
         sent.add(TOOLS_UNDECLARED)
@@ -693,10 +697,32 @@ def refused_images(record: Record) -> tuple[dict[str, Any], ...]:
 
 def _for_host(entries: tuple[dict[str, Any], ...], record: Record) -> tuple[dict[str, Any], ...]:
     """The entries that hold for the host a body was sent to: an entry naming `hosts` holds
-    where the body's anthropic_version names one of them (bedrock-…, vertex-…)."""
+    where the body's anthropic_version names one of them (bedrock-…, vertex-…); one naming
+    `url_hosts`, where the log names the request's URL on one of them, or on a regional one
+    (us-central1-aiplatform.googleapis.com): where the log names no URL, the host is unknown."""
     version = record.request.get("anthropic_version")
-    host = version.split("-", 1)[0] if isinstance(version, str) else None
-    return tuple(entry for entry in entries if "hosts" not in entry or host in entry["hosts"])
+    cloud = version.split("-", 1)[0] if isinstance(version, str) else None
+    return tuple(entry for entry in entries if ("hosts" not in entry or cloud in entry["hosts"])
+                 and ("url_hosts" not in entry or _on_hosts(record.host, entry["url_hosts"])))
+
+
+def _on_hosts(host: str | None, hosts: list[str]) -> bool:
+    return host is not None and any(host == name or host.endswith(("." + name, "-" + name)) for name in hosts)
+
+
+def refused_split_responses(record: Record) -> dict[str, Any] | None:
+    """The profile data's function_response_turns entry (where the API whose body the
+    request is refuses responses to one turn's calls spread over several contents) for its
+    model and host, where it applies to the request (refusals_for_body); else None."""
+    if record.source_map is None or not record.source_map.split_responses:
+        return None
+    return next(iter(_for_host(refusals_for_body(record, "function_response_turns"), record)), None)
+
+
+def split_responses_sent(record: Record, split: SplitResponses) -> tuple[str, str]:
+    """How settings_sent names the responses to a turn's calls spread over several contents:
+    by the turn's calls."""
+    return ("split function responses", ", ".join(call["id"] for call in record.request["messages"][split.calls_at]["tool_calls"]))
 
 
 def past_image_limit(entry: dict[str, Any], images: tuple[ImageBlock, ...], judged_from: int = 0) -> list[ImageBlock]:

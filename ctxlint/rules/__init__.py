@@ -51,6 +51,7 @@ from ctxlint.rules.ctx045_refused_tool_count import RefusedToolCount
 from ctxlint.rules.ctx046_refused_image import RefusedImage
 from ctxlint.rules.ctx047_refused_output_limit import RefusedOutputLimit
 from ctxlint.rules.ctx048_refused_tool_schema import RefusedToolSchema
+from ctxlint.rules.ctx049_refused_split_responses import RefusedSplitResponses
 from ctxlint.rules.ctx900_invalid_record import InvalidRecord
 
 RULES: dict[str, type[Rule]] = {
@@ -104,6 +105,7 @@ RULES: dict[str, type[Rule]] = {
         RefusedImage,
         RefusedOutputLimit,
         RefusedToolSchema,
+        RefusedSplitResponses,
         InvalidRecord,
     )
 }

@@ -91,7 +91,7 @@ EXPLAINED_BY = {
     "setting": ("CTX005", "CTX037"),
     "tool definitions": ("CTX039",),
     "unstored reference": ("CTX040",),
-    "message order": ("CTX001", "CTX002", "CTX003", "CTX009", "CTX010", "CTX011", "CTX012", "CTX024", "CTX027", "CTX028", "CTX036"),
+    "message order": ("CTX001", "CTX002", "CTX003", "CTX009", "CTX010", "CTX011", "CTX012", "CTX024", "CTX027", "CTX028", "CTX036", "CTX049"),
 }
 
 
