@@ -108,6 +108,8 @@ def test_a_temperature_claude_refuses_with_thinking_on_or_off_is_ctx037s_and_ctx
     ("CTX047/fail_output_limit_above_what_the_model_writes", 2, "output limit"),
     # an MCP tool's array without items
     ("CTX048/fail_array_without_items", 2, "tool schema"),
+    # an agent's stop sequences kept when the session moved to gpt-5-mini
+    ("CTX037/fail_stop_sequences_sent_to_a_reasoning_model", 2, "setting"),
     # a turn of parallel calls answered one content per response, for Vertex AI
     ("CTX049/fail_parallel_responses_split_for_vertex", 2, "message order"),
 ])

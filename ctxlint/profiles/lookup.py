@@ -45,7 +45,8 @@ _PROVIDER_PRIORITY = ("zai", "zhipuai", "deepseek", "moonshotai", "minimax", "al
 class SettingRefusal:
     """A setting a model refuses (while thinking is on, for a thinking conflict): sent at
     all (no condition), or equal to `value`, other than `other_than`, or below `below`;
-    with `without`, only in a request that does not send that member."""
+    with `without`, only in a request that does not send that member. A setting sent
+    null or empty (`stop: []`) sends nothing to refuse."""
 
     path: str
     value: Any = None
@@ -55,7 +56,7 @@ class SettingRefusal:
     without: str | None = None  # a top-level member whose absence the refusal needs (tool_choice without tools)
 
     def refuses(self, sent: Any, request: dict[str, Any]) -> bool:
-        if sent is None or (self.without is not None and self.without in request):
+        if sent is None or sent == "" or sent == [] or (self.without is not None and self.without in request):
             return False
         if self.value is not None:
             return sent == self.value
@@ -630,8 +631,9 @@ def settings_sent(record: Record, profile: Profile | None = None) -> frozenset[t
     refuses (CTX043), function names and schemas its API refuses (CTX044, CTX048), more tools, calls or strict
     parameters than it takes (CTX045), images it refuses (CTX046), an output token limit
     above what the model (its `profile`) can write (CTX047), responses to a turn's calls
-    spread over several contents where its host refuses them (CTX049), and the scalar settings
-    setting_refusals names (CTX037), so that what a host answered is known taken
+    spread over several contents where its host refuses them (CTX049), and the settings
+    setting_refusals names (CTX037: a scalar, a list of stop sequences, a tool_choice object),
+    so that what a host answered is known taken
     (engine.Taken)."""
     request = record.request
     sent = {("tools", "[]")} if request.get("tools") == [] else set()
@@ -662,7 +664,7 @@ def settings_sent(record: Record, profile: Profile | None = None) -> frozenset[t
     sent.update(input_noted(note) for note in INPUT_ITEM_NOTES if any(type(message) is dict and note in message for message in messages))
     for shape in _refused_setting_shapes():
         value = dotted(request, shape.path)
-        if not isinstance(value, (dict, list)) and shape.refuses(value, request):
+        if shape.refuses(value, request):
             sent.add(shape.sent_as(value))
     return frozenset(sent)
 

@@ -16,13 +16,16 @@ class RefusedSetting(Rule):
     o4-mini and the first GPT-5 models (GPT-5.1 and newer take one with `reasoning_effort`
     `none`, their default, so they are not judged), and `reasoning_effort` sent to OpenAI's
     models without reasoning (GPT-4o, GPT-4.1, GPT-4, GPT-3.5; a `null` value is not sent),
-    and `tool_choice` (other than `none`) or `parallel_tool_calls` sent to OpenAI's models
-    in a request without `tools` (an agent's last step, its tools taken away, with the
-    settings of the steps before). The model profiles' data names the models, with its
-    sources. The request must name the model as that API does (no `org/` prefix or `:tag`:
-    gateways such as OpenRouter and LiteLLM translate or drop such settings). Also flagged,
-    in a request of any API's shape that names the model without a gateway's `org/` prefix:
-    a `temperature` other than 1 sent to Claude Opus 4.7 and newer (Opus 4.8, Fable 5.x,
+    stop sequences (`stop`, a string or a list; `null` or an empty list sends none) sent to
+    o3, o4-mini, GPT-5, GPT-5 mini and GPT-5 nano (o3-mini takes them; GPT-5.1 and newer
+    take them at their default `reasoning_effort` `none`, so they are not judged), and
+    `tool_choice` (other than `none`) or `parallel_tool_calls` sent to OpenAI's models in a
+    request without `tools` (an agent's last step, its tools taken away, with the settings
+    of the steps before). The model profiles' data names the models, with its sources. The
+    request must name the model as that API does (no `org/` prefix or `:tag`: gateways such
+    as OpenRouter and LiteLLM translate or drop such settings). Also flagged, in a request
+    of any API's shape that names the model without a gateway's `org/` prefix: a
+    `temperature` other than 1 sent to Claude Opus 4.7 and newer (Opus 4.8, Fable 5.x,
     Sonnet 5.5, Haiku 5.5), which refuse it with thinking on or off, through Anthropic's API
     and the clouds alike (`inferenceConfig.temperature` in a Bedrock Converse body). A
     request whose successful reply is logged is left alone, and so is one whose session got
@@ -32,15 +35,17 @@ class RefusedSetting(Rule):
 
     ## Why is this bad?
     The API answers 400 ("Unsupported parameter: 'max_tokens' is not supported with this
-    model. Use 'max_completion_tokens' instead.", "Unsupported value: 'temperature' does
-    not support 0.2 with this model") before the model sees anything, and every request
-    of the session fails the same way ("Unsupported parameter: 'reasoning_effort' is not
-    supported with this model." for GPT-4o; "`temperature` is deprecated for this model."
-    for Claude Opus 4.7). It happens when an app moves from GPT-4o to a reasoning model, or
-    from Claude Opus 4.6 to a newer Claude, and keeps the settings it wrote for the old one;
-    or when an agent takes the tools away for its last step, to get an answer in text, and
-    keeps `tool_choice` ("Invalid value for 'tool_choice': 'tool_choice' is only allowed when
-    'tools' are specified."): the run fails at its very end.
+    model. Use 'max_completion_tokens' instead.", "Unsupported value: 'temperature' does not
+    support 0.2 with this model") before the model sees anything, and every request of the
+    session fails the same way ("Unsupported parameter: 'reasoning_effort' is not supported
+    with this model." for GPT-4o; "`temperature` is deprecated for this model." for Claude
+    Opus 4.7). It happens when an app moves from GPT-4o to a reasoning model, or from Claude
+    Opus 4.6 to a newer Claude, and keeps the settings it wrote for the old one (an agent
+    that stops the model at "Observation:" sends `stop` at every step: "Unsupported
+    parameter: 'stop' is not supported with this model."); or when an agent takes the tools
+    away for its last step, to get an answer in text, and keeps `tool_choice` ("Invalid
+    value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified."):
+    the run fails at its very end.
 
     ## Example
     ```json
