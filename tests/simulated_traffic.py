@@ -83,7 +83,7 @@ STYLES = [
     Style("doubao-seed-1-6-250615", "reasoning_content", False, {"thinking": {"type": "enabled"}}),
     Style("qwen3-235b-a22b", "reasoning_content", False, {"enable_thinking": True}),
     # settings the reasoning models refuse, and tool settings OpenAI's API takes only beside tools
-    Style("gpt-4o", None, False, {"max_tokens": 1024, "temperature": 0.3, "tool_choice": "auto", "parallel_tool_calls": True}),
+    Style("gpt-4o", None, False, {"max_tokens": 1024, "temperature": 0.3, "tool_choice": "auto", "parallel_tool_calls": True, "stop": ["\nObservation:"]}),
     Style("mistral-large-latest", None, False, short_call_ids=True),
     Style("gpt-5", None, False, {"reasoning_effort": "low"}, prompt_role="developer"),
     Style("claude-sonnet-4-5", "thinking", True, {"thinking": {"type": "enabled", "budget_tokens": 2048}}, api="anthropic"),
@@ -103,10 +103,11 @@ GLM5 = Style("glm-5.1", "reasoning_content", True)
 GPT5_MINI = Style("gpt-5-mini", None, False, {"reasoning_effort": "low"}, prompt_role="developer")
 # what a defect of rejected settings sends on every request (reported once, at the first), to which model
 REJECTED = {"thinking_disabled": {"thinking": {"type": "disabled"}}, "unaccepted_effort": {"reasoning_effort": "medium"},
-            "refused_setting": {"max_tokens": 1024}, "output_limit_over": {"max_tokens": 32000}}  # (a client's default for another model)
+            "refused_setting": {"max_tokens": 1024}, "output_limit_over": {"max_tokens": 32000},  # (a client's default for another model)
+            "stop_sequences_kept": {"stop": ["\nObservation:"]}}  # (an agent's, written for gpt-4o)
 GPT4O = next(style for style in STYLES if style.model == "gpt-4o")
 KIMI26 = next(style for style in STYLES if style.model == "kimi-k2.6")
-REJECTED_BY = {"refused_setting": GPT5_MINI, "output_limit_over": GPT4O}
+REJECTED_BY = {"refused_setting": GPT5_MINI, "output_limit_over": GPT4O, "stop_sequences_kept": GPT5_MINI}
 # the API refuses these requests outright: the app logs the error and gives up
 REFUSED = {"refused_setting": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
            "lost_user_message": "This model does not support assistant message prefill. The conversation must end with a user message.",
@@ -124,7 +125,9 @@ REFUSED = {"refused_setting": "Unsupported parameter: 'max_tokens' is not suppor
            "full_page_capture": "messages.N.content.0.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels",
            "output_limit_over": "max_tokens is too large: 32000. This model supports at most 16384 completion tokens, whereas you provided 32000.",
            "forced_tool_kimi": "tool_choice specified is incompatible with thinking enabled",
-           "loose_array_schema": "Invalid schema for function 'read_multiple_files': In context=('properties', 'paths'), array schema missing items."}
+           "loose_array_schema": "Invalid schema for function 'read_multiple_files': In context=('properties', 'paths'), array schema missing items.",
+           "stop_sequences_kept": "Unsupported parameter: 'stop' is not supported with this model.",
+           "split_responses": "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn."}
 # refused once a request of the conversation marks a fifth block for the prompt cache
 CACHE_MARKERS_REFUSED = "A maximum of 4 blocks with cache_control may be provided. Found 5."
 # refused once a request carries a 21st image while one of them is larger than 2000 pixels a side
@@ -133,13 +136,17 @@ MANY_IMAGES_REFUSED = "messages.N.content.0.image.source.base64.data: At least o
 SCREENS, SCALED_SCREENS = [(2560, 1600)] * 4, [(1568, 980)] * 4
 
 GEMINI_ARRAY_REFUSED = "* GenerateContentRequest.tools[0].function_declarations[2].parameters.properties[paths].items: missing field."
+# where a Gemini app's requests go: the Gemini API's own endpoint takes a turn's responses spread
+# over several contents, Vertex AI refuses them
+STUDIO_URL = "https://generativelanguage.googleapis.com/v1beta/models/gemini-3-pro-preview:generateContent"
+VERTEX_URL = "https://us-central1-aiplatform.googleapis.com/v1/projects/trips/locations/us-central1/publishers/google/models/gemini-3-pro-preview:generateContent"
 GEMINI_CALL_TURN = "Please ensure that function call turn comes immediately after a user turn or after a function response turn."
 SUMMARY_OPENING = "Here is a summary of the conversation to date:\n\n"
 CLEARED = '{"result": "[cleared to save context]"}'
 SCRIPTED_OPENING = "Plan a trip to Rome, budget 500 EUR, two nights near Termini station."
 # made when a reply is stored: those made on a tool-call turn, and the others
 CALL_TURN_DEFECTS = ("drop_tool_turn", "drop_reasoning", "tool_result_as_user", "unanswered_call", "edited_reasoning", "arguments_as_object",
-                     "duplicate_result", "user_after_tool", "full_page_capture")
+                     "duplicate_result", "user_after_tool", "full_page_capture", "split_responses")
 # made when a text reply of a stored Responses conversation is stored
 MESSAGE_ITEM_DEFECTS = ("message_id_dropped", "message_reasoning_dropped", "reply_items_twice")
 STORED_DEFECTS = CALL_TURN_DEFECTS + MESSAGE_ITEM_DEFECTS + ("two_users", "markup_residue", "truncated_reply_reused", "text_only_history",
@@ -148,7 +155,7 @@ STORED_DEFECTS = CALL_TURN_DEFECTS + MESSAGE_ITEM_DEFECTS + ("two_users", "marku
 DEFECTS = STORED_DEFECTS + ("thinking_disabled", "unaccepted_effort", "refused_setting", "trim_cut", "overflow", "sliding_window", "lost_user_message",
                             "tools_left_out", "cache_markers_kept", "dotted_tool_name", "tools_declared_twice",
                             "tool_choice_without_tools", "crm_server_connected", "every_tool_strict", "screenshots_kept", "output_limit_over",
-                            "forced_tool_kimi", "loose_array_schema")
+                            "forced_tool_kimi", "loose_array_schema", "stop_sequences_kept")
 MISTRAL = next(style for style in STYLES if style.model.startswith("mistral"))
 CLAUDE_NO_PREFILL = next(style for style in STYLES if style.model == "claude-sonnet-4-6")
 STORED_RESPONSES = next(style for style in STYLES if style.model == "gpt-5.2")
@@ -208,6 +215,10 @@ class Conversation:
     # the user speaks right after a tool run, before the model saw its results (a cancelled
     # command): legal where the API takes that order (not Mistral's)
     interrupts: bool = False
+    # a Gemini app's driver sends each tool result as a content of its own (legal on the Gemini
+    # API's own endpoint), and the endpoint its requests go to, as the log names it (None: not named)
+    splits_results: bool = False
+    url: str | None = None
 
     def __post_init__(self) -> None:
         opening = SCRIPTED_OPENING if self.scripted else f"Plan a trip to {self.rng.choice(CITIES)}, budget 500 EUR. {self.text(8)}"
@@ -426,6 +437,8 @@ class Simulator:
             style = rng.choice([s for s in STYLES if s.api == "chat" and s.model.startswith("gpt-")])
         if defect == "loose_array_schema" and number % 3 == 1:  # or to Gemini, whose declaration parameters refuse it too
             style = next(s for s in STYLES if s.api == "gemini")
+        if defect == "split_responses":  # a Gemini app whose requests move to Vertex AI
+            style = next(s for s in STYLES if s.api == "gemini")
         if defect in ("arguments_as_object", "markup_residue"):  # chat-completions spellings
             style = rng.choice([s for s in STYLES if s.api == "chat"])
         if defect == "duplicate_result" and style.api == "ollama":  # results pair by order there: a second is unpaired (CTX001)
@@ -433,7 +446,8 @@ class Simulator:
         # what only the logged reply shows (its reasoning, that it ran out of tokens, an error) needs one; so
         # does a Responses call sent without its reasoning item (a turn at effort none had none to send)
         # (and a turn of adaptive thinking may have had none to send)
-        keyed = defect in ("overflow", "edited_reasoning", "truncated_reply_reused", "message_reasoning_dropped") or rng.random() < 0.7 or (
+        # (and only a logged URL names the host that refuses a Gemini turn's responses spread over contents)
+        keyed = defect in ("overflow", "edited_reasoning", "truncated_reply_reused", "message_reasoning_dropped", "split_responses") or rng.random() < 0.7 or (
             defect in ("drop_reasoning", "loose_array_schema") and (style.api in ("responses", "gemini")  # a bare Gemini body names no model
                                             or style.settings.get("thinking", {}).get("type") == "adaptive"))
         turns = rng.randint(3, 12)
@@ -452,9 +466,14 @@ class Simulator:
         streamed = rng.random() < 0.3
         key_name = rng.choice(("session_id", "session_id", "conversation_id", "thread_id", "metadata.session_id"))
         interrupts = style.api == "chat" and not style.short_call_ids and rng.random() < 0.25
+        # a Gemini app that sends each tool result as a content of its own, to the Gemini API's own endpoint
+        # (legal there; Vertex AI, where the defect's session moves, refuses it), or its results merged, to Vertex AI
+        splits_results = style.api == "gemini" and (defect == "split_responses" or number % 4 == 2)
+        url = (STUDIO_URL if splits_results else VERTEX_URL if number % 4 == 3 else None) if style.api == "gemini" else None
         return Conversation(rng, f"s{number:03d}", style, keyed, defect, turns, defect_turn, clock=clock, scripted=scripted,
                             prompted=prompted, clears_results=clears_results, trim_middle=shortening == "trim_middle",
-                            summarize=shortening == "summarize", streamed=streamed, key_name=key_name, interrupts=interrupts)
+                            summarize=shortening == "summarize", streamed=streamed, key_name=key_name, interrupts=interrupts,
+                            splits_results=splits_results, url=url)
 
     def run(self) -> "Simulator":
         while self.open:
@@ -512,7 +531,7 @@ class Simulator:
         store_defect = c.defect if c.turn + 1 == c.defect_turn and c.defect in STORED_DEFECTS else None
         needs_calls = store_defect in CALL_TURN_DEFECTS or (c.defect == "tools_left_out" and c.turn + 1 == c.defect_turn)
         reply = c.reply(True if needs_calls else (None if store_defect is None else False),
-                        least_calls=2 if store_defect in ("unanswered_call", "duplicate_result") else 1)
+                        least_calls=2 if store_defect in ("unanswered_call", "duplicate_result", "split_responses") else 1)
         cut_off = store_defect == "truncated_reply_reused"  # the reply ran out of tokens, stored as if complete
         if store_defect is not None:
             c.turns = max(c.turns, c.turn + 1)
@@ -615,7 +634,7 @@ class Simulator:
         elif c.style.api == "responses":
             request, response = responses_body(request), responses_reply(response, c.style.model)
         elif c.style.api == "gemini":
-            request, response = gemini_body(request, c.call_names), gemini_reply(response, c.style.model, c.call_names)
+            request, response = gemini_body(request, c.call_names, c.splits_results), gemini_reply(response, c.style.model, c.call_names)
         elif c.style.api == "ollama":
             request, response = ollama_body(request, c.call_names), ollama_reply(response, c.style.model, c.call_names)
         elif c.streamed and "choices" in response and not c.litellm:  # LiteLLM logs the reply it assembled
@@ -629,6 +648,9 @@ class Simulator:
             record = {"ts": f"2026-12-04T10:{len(self.records) // 60 % 60:02d}:{len(self.records) % 60:02d}Z"}
             record.update({"metadata": {"session_id": c.id}} if c.key_name == "metadata.session_id" else {c.key_name: c.id})
             model = {"model": c.style.model} if c.style.api == "gemini" else {}  # its body names none: the URL does
+            url = VERTEX_URL if c.defect == "split_responses" and c.turn >= c.defect_turn else c.url
+            if url is not None:
+                model["url"] = url
             if c.reply_apart:
                 request_id = f"req-{len(self.records) + 1}"
                 self.records.append({**record, **model, "request_id": request_id, "request": request})
@@ -684,6 +706,8 @@ class Simulator:
             "output_limit_over": ("CTX047",),
             "forced_tool_kimi": ("CTX005",),
             "loose_array_schema": ("CTX048",),
+            "stop_sequences_kept": ("CTX037",),
+            "split_responses": ("CTX049",),  # where the session moves to Vertex AI, the split turn in its history
             "markup_residue": ("CTX018",),
             "truncated_reply_reused": ("CTX021",),
             "text_only_history": ("CTX016",),
@@ -877,8 +901,9 @@ def responses_reply(response: dict, model: str) -> dict:
             "output": response_items(reply), "usage": {"input_tokens": response["usage"]["prompt_tokens"], "output_tokens": 40}}
 
 
-def gemini_body(request: dict, names: dict) -> dict:
-    """A chat-shaped request as the generateContent body that says the same."""
+def gemini_body(request: dict, names: dict, splits_results: bool = False) -> dict:
+    """A chat-shaped request as the generateContent body that says the same (with
+    `splits_results`, each tool result a content of its own)."""
     messages = request["messages"]
     body: dict = {"tools": [{"functionDeclarations": [{"name": t["function"]["name"], "description": t["function"]["description"],
                                                       "parameters": t["function"]["parameters"]} for t in request["tools"]]}]}
@@ -888,7 +913,7 @@ def gemini_body(request: dict, names: dict) -> dict:
     for message in messages:
         content = gemini_content(message, names)
         previous = body["contents"][-1] if body["contents"] else None
-        if previous is not None and message["role"] == "tool" and "functionResponse" in previous["parts"][-1]:
+        if previous is not None and message["role"] == "tool" and "functionResponse" in previous["parts"][-1] and not splits_results:
             previous["parts"] += content["parts"]  # parallel results travel in one user content
         else:
             body["contents"].append(content)

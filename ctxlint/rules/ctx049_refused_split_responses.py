@@ -19,8 +19,9 @@ class RefusedSplitResponses(Rule):
     log does not name is not judged. The model profiles' data says which host refuses what,
     with its sources. Judged where the request names the model as its maker's API does and
     no successful reply to it is logged; a split a host took in a request it answered
-    earlier in the session is left alone. Each turn is reported once per session, at the
-    request that first sends it split. A response missing altogether is CTX002's.
+    earlier in the session is left alone. Reported once, where it starts: the turns one
+    request sends split are one finding (one refusal), and a turn is not reported again in
+    the requests after it. A response missing altogether is CTX002's.
 
     ## Why is this bad?
     Gemini pairs a turn's calls with the `functionResponse` parts of the one content right
@@ -58,16 +59,23 @@ class RefusedSplitResponses(Rule):
         entry = refused_split_responses(record)
         if entry is None:
             return
-        for split in record.source_map.split_responses:
-            sent = split_responses_sent(record, split)
-            if ctx.host_took(sent):
-                continue  # the host answered the same split before
-            contents = ", ".join(map(str, split.contents[:-1])) + f" and {split.contents[-1]}"
-            yield Violation(
-                f"the {split.calls} calls of assistant message {ctx.label(split.calls_at)} are answered over contents {contents}, "
-                f"the first holding {split.first_content} of the responses: {entry['by']} answers {entry['status']} "
-                f"({entry['error']!r}); {entry['takes_it']} takes it",
-                key=sent, message_index=split.split_at, pointer=f"/messages/{split.split_at}",
-                evidence={"calls": split.calls, "contents": list(split.contents), "first_content": split.first_content, "host": record.host,
-                          "model": record.model, "provider_error": entry["error"], "sources": entry["sources"]},
-            )
+        # the host answered the same split before: taken
+        splits = [(split, sent) for split in record.source_map.split_responses if not ctx.host_took(sent := split_responses_sent(record, split))]
+        if not splits:
+            return
+        (first, key), others = splits[0], splits[1:]
+        # one request, one refusal: an app that splits one turn's responses splits every turn's
+        also = "".join(f" (and the calls of assistant message {ctx.label(split.calls_at)} over contents {_listed(split.contents)})" for split, _ in others)
+        yield Violation(
+            f"the {first.calls} calls of assistant message {ctx.label(first.calls_at)} are answered over contents {_listed(first.contents)}, "
+            f"the first holding {first.first_content} of the responses{also}: {entry['by']} answers {entry['status']} "
+            f"({entry['error']!r}); {entry['takes_it']} takes it",
+            key=key, covers=tuple(sent for _, sent in others), message_index=first.split_at, pointer=f"/messages/{first.split_at}",
+            evidence={"calls": first.calls, "contents": list(first.contents), "first_content": first.first_content,
+                      "also": [list(split.contents) for split, _ in others], "host": record.host, "model": record.model,
+                      "provider_error": entry["error"], "sources": entry["sources"]},
+        )
+
+
+def _listed(contents: tuple[int, ...]) -> str:
+    return ", ".join(map(str, contents[:-1])) + f" and {contents[-1]}"
