@@ -193,6 +193,21 @@ def test_a_chat_body_that_carries_converse_named_settings_is_read_as_chat(tmp_pa
     assert code_lines(json_report(str(log))) == [("CTX009", 1)]
 
 
+def test_a_chat_body_with_untyped_text_parts_and_its_tools_is_chat_and_its_parts_are_located(tmp_path):
+    """Parts spelled `{"text": …}` without a `type` look like Converse's blocks, but a body
+    that declares its tools at the top level, as chat completions does (Converse's are in
+    toolConfig), is a chat-completions body: OpenAI's API refuses such a part ("Missing
+    required parameter: 'messages[0].content[0].type'"), and CTX900 says where it is."""
+    tools = [{"type": "function", "function": {"name": "weather", "parameters": {"type": "object", "properties": {}}}}]
+    log = tmp_path / "untyped.jsonl"
+    log.write_bytes(orjson.dumps({"request": {"model": "gpt-4.1", "messages": [{"role": "user", "content": [{"text": "Weather in Oslo?"}]}], "tools": tools}}) + b"\n"
+                    + orjson.dumps({"request": {"messages": [{"role": "user", "content": [{"text": "Weather in Oslo?"}]}],
+                                                "toolConfig": {"tools": [{"toolSpec": {"name": "weather", "inputSchema": {"json": {"type": "object"}}}}]}}}) + b"\n")
+    found = json_report(str(log))["findings"]
+    assert [(f["code"], f["line"]) for f in found] == [("CTX900", 1)]  # the second line is Converse's, and fine
+    assert "/request/messages/0/content/0: 'type' is a required property" in found[0]["message"]
+
+
 def test_batch_input_and_output_join_on_custom_id_in_any_order():
     ingested = read_inputs([str(READERS / "batch_output.jsonl"), str(READERS / "batch_input.jsonl")])
     assert [r.custom_id for r in ingested.records] == ["conv-1-turn-1", "conv-1-turn-2"]

@@ -46,11 +46,14 @@ def model_from_url(url: Any) -> str | None:
 def is_converse_body(body: Any) -> bool:
     """A Converse request: its settings (`inferenceConfig`, `toolConfig`,
     `additionalModelRequestFields`), or messages whose blocks carry no `type` but one of
-    Converse's block members."""
+    Converse's block members, in a body without a top-level `tools` list (Converse's are
+    in `toolConfig`)."""
     if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
         return False
     if any(_chat_shaped(message) for message in body["messages"]):
         return False  # a chat-completions body that carries another API's settings (a gateway passing them on)
+    if isinstance(body.get("tools"), list) and body["tools"]:
+        return False  # Converse declares its tools in toolConfig: another API's body, its parts perhaps untyped
     if any(key in body for key in ("inferenceConfig", "toolConfig", SETTINGS_APART)):
         return True
     for message in body["messages"][:2]:
