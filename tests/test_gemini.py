@@ -225,3 +225,10 @@ def test_a_cassette_of_vertex_ai_with_split_responses_is_reported_at_its_interac
     report = json_report(str(cassette))
     assert [(code, pointer) for code, _, _, pointer, _ in located_findings(report)] == [("CTX049", "/contents/3/parts/0")]  # the 400 is CTX049's
     assert report["findings"][0]["evidence"]["host"] == "europe-west4-aiplatform.googleapis.com"
+
+
+def test_a_response_sent_again_in_a_later_content_of_the_same_turn_answers_its_call_twice(tmp_path):
+    """Responses spread over contents are one turn's: the Oslo response given again two
+    contents later is a result sent twice (CTX028), not a response to no call (CTX001)."""
+    log = _write(tmp_path, [{"model": "gemini-2.5-pro", "request": {"contents": SPLIT + [{"role": "user", "parts": [ANSWER]}]}}])
+    assert code_lines(json_report(log)) == [("CTX028", 1)]

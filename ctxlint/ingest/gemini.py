@@ -71,6 +71,7 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
     calls: dict[str, deque[str]] = {}  # the last model turn's call ids not yet answered, per function name
     given: dict[str, deque[str]] = {}  # the ids of its calls, per id the body gave the call
     seen: dict[str, int] = {}  # how many calls each name:hash has had so far
+    answers: dict[tuple[Any, str], str] = {}  # (name, response) -> the call the contents since the last model turn answered with it
     for index, content in enumerate(body["contents"]):
         pointer = f"/contents/{index}"
         # a content without parts is how the API returns an empty reply (stored as it came: CTX029)
@@ -84,13 +85,13 @@ def to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], SourceMap]:
                 message[BLANK_CONTENT] = EMPTY_CONTENT
             messages.append(message)
             origins.append(Origin(index, pointer, call_pointers, content=where, reasoning=pointer + where))
-            calls, given = defaultdict(deque), defaultdict(deque)
+            calls, given, answers = defaultdict(deque), defaultdict(deque), {}
             for call, given_id in zip(message.get("tool_calls", ()), given_ids):
                 calls[call["function"]["name"]].append(call["id"])
                 if given_id is not None:
                     given[given_id].append(call["id"])
         else:
-            for message, origin in _user_messages(parts, index, pointer, calls, given, where):
+            for message, origin in _user_messages(parts, index, pointer, calls, given, answers, where):
                 messages.append(message)
                 origins.append(origin)
     request = {name: value for name, value in body.items()
@@ -179,15 +180,16 @@ def model_message(parts: list[Any], pointer: str = "", seen: dict[str, int] | No
 
 
 def _user_messages(parts: list[Any], index: int, pointer: str, calls: dict[str, deque[str]],
-                   given: dict[str, deque[str]], where: str) -> Iterable[tuple[dict[str, Any], Origin]]:
+                   given: dict[str, deque[str]], answers: dict[tuple[Any, str], str], where: str) -> Iterable[tuple[dict[str, Any], Origin]]:
     """A user content's tool messages (its functionResponse parts) and user messages (runs
     of its other parts), in order. A response with an id answers the call given that id
     (none, if no call was); one without, or any once the calls were given no ids, answers
-    the first call of its name not yet answered; past them, the very response this content gave before answers that call
-    again (a result sent twice), and any other answers none (its call was dropped). `where`:
-    the content's `parts` member, or "" where it has none."""
+    the first call of its name not yet answered; past them, the very response the contents
+    since the last model turn gave before (`answers`, this content's or an earlier one's:
+    responses spread over contents) answers that call again (a result sent twice), and any
+    other answers none (its call was dropped). `where`: the content's `parts` member, or ""
+    where it has none."""
     run: list[Any] = []
-    answers: dict[tuple[Any, str], str] = {}  # (name, response) -> the call this content answered with it
     for position, part in enumerate(parts):
         if not isinstance(part, dict):
             raise BodyProblem(f"{pointer}/parts/{position} is not a part (an object)", f"{pointer}/parts/{position}")
