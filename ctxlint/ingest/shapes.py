@@ -299,15 +299,14 @@ def http_body(request: Any, pointer: str) -> tuple[Any, str]:
     return request, pointer
 
 
-def _named_model(body: Any, envelope: dict[str, Any]) -> Any:
+def _named_model(body: Any, envelope: dict[str, Any], url: Any) -> Any:
     """A body that names no model (the URL does): the envelope's `model`, or the model in
-    the logged request's URL (an HTTP logger's request, or the envelope's own `url`), is
-    the body's."""
+    the logged request's `url` (_logged_url), is the body's."""
     if not isinstance(body, dict) or "model" in body:
         return body
     if isinstance(envelope.get("model"), str):
         return {**body, "model": envelope["model"]}
-    return named_by_url(body, _logged_url(envelope))
+    return named_by_url(body, url)
 
 
 def _logged_url(envelope: dict[str, Any]) -> Any:
@@ -816,11 +815,11 @@ def _envelope(obj: dict[str, Any], request_name: str, response_name: str | None,
               session_key_path: str | None, reused: int) -> Record | InputProblem | Skipped:
     """The record of a request logged with what came back, each under its member's name."""
     request, pointer = http_body(obj.get(request_name), json_pointer((request_name,)))
-    request = _named_model(request, obj)
+    url = _logged_url(obj)
     record = body_record(
-        request, file, line, "envelope", pointer, reused,
+        _named_model(request, obj, url), file, line, "envelope", pointer, reused,
         response=_reply_under(obj, response_name),
-        session_key=_session_key(obj, session_key_path), timestamp=record_time(obj), host=url_host(_logged_url(obj)),
+        session_key=_session_key(obj, session_key_path), timestamp=record_time(obj), host=url_host(url),
     )
     return _linked(record, obj)
 
