@@ -59,9 +59,18 @@ def test_fixture_streamed_equals_judged_whole(fixture):
     assert_same([str(fixture)])
 
 
+def _real_log_folders() -> list:
+    """The real logs' folders, `more/` by its own folders: each a test that a worker can take."""
+    if not REAL_LOGS.is_dir():
+        return [REAL_LOGS]  # skipped
+    folders = sorted(p for p in REAL_LOGS.iterdir() if p.is_dir())
+    return [inner for folder in folders for inner in (sorted(p for p in folder.iterdir() if p.is_dir()) if folder.name == "more" else [folder])]
+
+
 @needs_real_logs
-def test_real_logs_streamed_equal_judged_whole():
-    assert_same([str(REAL_LOGS)])
+@pytest.mark.parametrize("folder", _real_log_folders(), ids=lambda p: p.name)
+def test_real_logs_streamed_equal_judged_whole(folder):
+    assert_same([str(folder)])
 
 
 def test_held_and_streamed_reports_are_byte_identical(generated_log):
